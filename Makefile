@@ -1,0 +1,42 @@
+# ai-memory: `make run` serves, `make test` checks everything.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+
+.PHONY: run test lint format bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP) $@
+
+run: $(STAMP)
+	$(BIN)/ai-memory init
+	$(BIN)/ai-memory serve
+
+lint: $(TEST_STAMP)
+	$(BIN)/ruff check src tests benchmarks evals
+	$(BIN)/ruff format --check src tests benchmarks evals
+	$(BIN)/mypy src
+
+test: lint
+	$(BIN)/pytest -q
+
+format: $(TEST_STAMP)
+	$(BIN)/ruff check --fix src tests benchmarks evals
+	$(BIN)/ruff format src tests benchmarks evals
+
+bench: $(TEST_STAMP)
+	$(BIN)/python benchmarks/bench_store.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,3 @@
+from ai_memory.cli.entry import main
+
+main()

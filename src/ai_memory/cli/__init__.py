@@ -1,0 +1,1 @@
+"""The ``ai-memory`` command line: thin HTTP clients plus local lifecycle operations."""

@@ -1,0 +1,365 @@
+"""``ai-memory`` commands. Client commands speak HTTP; lifecycle commands act on disk."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from ai_memory.cli.options import (
+    DataDir,
+    Json,
+    Project,
+    ServerUrl,
+    Workspace,
+    client_for,
+    load_config,
+    scope_for,
+)
+from ai_memory.core.errors import AiMemoryError, InvalidInput
+
+app = typer.Typer(
+    name="ai-memory",
+    help="Long-term memory shared by coding agents: a git-versioned markdown wiki "
+    "with a SQLite index for search.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+
+def run_app() -> None:
+    """Run the CLI; typed errors become one red line and exit status 1, never a traceback."""
+    try:
+        app()
+    except AiMemoryError as exc:
+        err.print(f"[red]error:[/red] {exc.message}", markup=True, highlight=False)
+        sys.exit(1)
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+# -- lifecycle ------------------------------------------------------------------
+
+
+@app.command()
+def init(data_dir: DataDir = None) -> None:
+    """Create the data dir: config, token, wiki repository and database."""
+    from ai_memory.maintenance.init import initialise
+
+    config = load_config(data_dir)
+    created = initialise(config)
+    if not created:
+        out.print(f"{config.data_dir} is already initialised; nothing changed.")
+        return
+    for line in created:
+        out.print(f"created {line}")
+    out.print(f"[green]initialised[/green] {config.data_dir}")
+
+
+@app.command()
+def serve(
+    data_dir: DataDir = None,
+    bind: Annotated[
+        str | None, typer.Option(help="host:port to listen on (default: server.bind).")
+    ] = None,
+) -> None:
+    """Serve the HTTP API (and MCP) until interrupted."""
+    import uvicorn
+
+    from ai_memory.maintenance.init import read_token
+    from ai_memory.maintenance.lock import ServerLock
+    from ai_memory.server import check_exposure, create_app, parse_bind
+
+    config = load_config(data_dir)
+    host, port = parse_bind(bind or config.server.bind)
+    token = read_token(config.token_file)
+    check_exposure(host, token)
+    _configure_logging(config.logs_dir)
+    lock = ServerLock(config.data_dir)
+    lock.acquire(bind=f"{host}:{port}")
+    try:
+        base = f"http://{host}:{port}"
+        out.print(f"ai-memory serving {config.data_dir}")
+        out.print(f"  API:      {base}/api/v1")
+        out.print(f"  health:   {base}/healthz")
+        if token:
+            out.print(f"  token:    {config.token_file}")
+        else:
+            out.print("  [yellow]no token: open to any local process (run `ai-memory init`)[/]")
+        uvicorn.run(
+            create_app(config, token),
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=10,
+        )
+    finally:
+        lock.release()
+
+
+@app.command()
+def reindex(data_dir: DataDir = None) -> None:
+    """Rebuild the index from the markdown files (refused while a server runs)."""
+    from ai_memory.maintenance.lock import ServerLock
+    from ai_memory.runtime import Runtime
+    from ai_memory.wiki.reindex import reconcile
+
+    config = load_config(data_dir)
+    with ServerLock(config.data_dir):
+        runtime = Runtime.start(config, reconcile_wiki=False)
+        try:
+            with Progress(console=err, transient=True) as progress:
+                task = progress.add_task("reindexing", total=None)
+
+                def advance(done: int, total: int) -> None:
+                    progress.update(task, completed=done, total=total)
+
+                report = reconcile(runtime.wiki, full=True, progress=advance)
+        finally:
+            runtime.stop()
+    for warning in report.warnings:
+        err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+    out.print(
+        f"reindexed {report.files} files: {report.added} added, {report.updated} updated, "
+        f"{report.deleted} removed, {report.unchanged} unchanged"
+    )
+
+
+@app.command()
+def backup(
+    to: Annotated[Path, typer.Option("--to", help="Archive to write (FILE.tar.gz).")],
+    data_dir: DataDir = None,
+) -> None:
+    """Back up the database and the wiki; safe while the server runs."""
+    from ai_memory.maintenance.backup import backup as make_backup
+
+    target = make_backup(load_config(data_dir), to)
+    out.print(f"backup written to {target}")
+
+
+@app.command()
+def restore(
+    source: Annotated[Path, typer.Option("--from", help="Backup archive to restore.")],
+    data_dir: DataDir = None,
+) -> None:
+    """Replace the database and wiki with a backup's (refused while a server runs)."""
+    from ai_memory.maintenance.backup import restore as do_restore
+
+    aside = do_restore(load_config(data_dir), source)
+    out.print(f"restored from {source}; the previous data is kept in {aside}")
+
+
+# -- client commands --------------------------------------------------------------
+
+
+@app.command()
+def status(
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+    workspace: Workspace = None,
+    project: Project = None,
+    as_json: Json = False,
+) -> None:
+    """Show what the server holds, overall and for the current project."""
+    config = load_config(data_dir)
+    scope = scope_for(workspace, project)
+    data = client_for(config, server).status(scope)
+    if as_json:
+        emit_json(data)
+        return
+    table = Table(title=f"ai-memory {data['version']} — {data['data_dir']}")
+    table.add_column("what")
+    table.add_column("all", justify="right")
+    table.add_column(str(scope), justify="right")
+    per_project = data.get("project", {})
+    for key in (
+        "projects",
+        "pages",
+        "versions",
+        "links",
+        "sessions",
+        "observations",
+        "open_handoffs",
+    ):
+        table.add_row(key, str(data.get(key, "")), str(per_project.get(key, "")))
+    out.print(table)
+
+
+@app.command("list-projects")
+def list_projects(
+    data_dir: DataDir = None, server: ServerUrl = None, as_json: Json = False
+) -> None:
+    """List every project with its page count."""
+    data = client_for(load_config(data_dir), server).projects()
+    if as_json:
+        emit_json(data)
+        return
+    table = Table("workspace", "project", "pages", "remote")
+    for row in data["projects"]:
+        table.add_row(row["workspace"], row["name"], str(row["pages"]), row["remote"] or "")
+    out.print(table)
+
+
+@app.command("list-pages")
+def list_pages(
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+    workspace: Workspace = None,
+    project: Project = None,
+    limit: Annotated[int, typer.Option(min=1, max=500)] = 20,
+    as_json: Json = False,
+) -> None:
+    """List the project's most recently written pages."""
+    data = client_for(load_config(data_dir), server).recent(scope_for(workspace, project), limit)
+    if as_json:
+        emit_json(data)
+        return
+    table = Table("page_id", "path", "title", "kind", "updated")
+    for page in data["pages"]:
+        table.add_row(
+            str(page["page_id"]), page["path"], page["title"], page["kind"], page["created_at"]
+        )
+    out.print(table)
+
+
+@app.command("read-page")
+def read_page(
+    path: Annotated[str, typer.Argument(help="Page path inside the project, e.g. decisions/db.md")],
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+    workspace: Workspace = None,
+    project: Project = None,
+    version: Annotated[int | None, typer.Option(min=1, help="An older version.")] = None,
+    as_json: Json = False,
+) -> None:
+    """Print a page (latest version unless --version)."""
+    ref = scope_for(workspace, project).page(path)
+    page = client_for(load_config(data_dir), server).read_page(ref, version)
+    if as_json:
+        emit_json(page)
+        return
+    out.print(
+        f"[bold]{page['title']}[/bold]  ({page['kind']}, page_id {page['page_id']}, "
+        f"version {page['version']})",
+        highlight=False,
+    )
+    if page.get("frontmatter_error"):
+        err.print(f"[yellow]warning:[/yellow] {page['frontmatter_error']}", highlight=False)
+    sys.stdout.write(page["body"] if page["body"].endswith("\n") else page["body"] + "\n")
+
+
+@app.command("write-page")
+def write_page(
+    path: Annotated[str, typer.Argument(help="Page path inside the project, e.g. decisions/db.md")],
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+    workspace: Workspace = None,
+    project: Project = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", "-f", help="Read the body from this file.")
+    ] = None,
+    title: Annotated[str | None, typer.Option(help="Page title.")] = None,
+    kind: Annotated[str | None, typer.Option(help="Page kind (decision, concept, …).")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag; repeatable.")] = None,
+    pinned: Annotated[bool | None, typer.Option("--pinned/--not-pinned")] = None,
+    expected_page_id: Annotated[
+        int | None, typer.Option(help="Write only if the page is still at this version id.")
+    ] = None,
+    create_only: Annotated[
+        bool, typer.Option(help="Write only if the page does not exist.")
+    ] = False,
+    as_json: Json = False,
+) -> None:
+    """Write a page; the body comes from --file or standard input."""
+    raw = file.read_bytes() if file else sys.stdin.buffer.read()
+    try:
+        body = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"the page body is not UTF-8: {exc.reason} at byte {exc.start}") from exc
+    payload: dict[str, Any] = {"body": body, "create_only": create_only}
+    for key, value in (
+        ("title", title),
+        ("kind", kind),
+        ("tags", tag),
+        ("pinned", pinned),
+        ("expected_page_id", expected_page_id),
+    ):
+        if value is not None:
+            payload[key] = value
+    ref = scope_for(workspace, project).page(path)
+    result = client_for(load_config(data_dir), server).write_page(ref, payload)
+    if as_json:
+        emit_json(result)
+    elif result["changed"]:
+        out.print(
+            f"wrote {result['path']} (page_id {result['page_id']}, version {result['version']})"
+        )
+    else:
+        out.print(f"{result['path']} unchanged (page_id {result['page_id']})")
+
+
+@app.command("delete-page")
+def delete_page(
+    path: Annotated[str, typer.Argument(help="Page path inside the project.")],
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+    workspace: Workspace = None,
+    project: Project = None,
+    expected_page_id: Annotated[
+        int | None, typer.Option(help="Delete only if the page is still at this version id.")
+    ] = None,
+) -> None:
+    """Delete a page (its history stays readable)."""
+    ref = scope_for(workspace, project).page(path)
+    result = client_for(load_config(data_dir), server).delete_page(ref, expected_page_id)
+    out.print(f"deleted {result['path']} (was page_id {result['page_id']})")
+
+
+@app.command()
+def history(
+    path: Annotated[str, typer.Argument(help="Page path inside the project.")],
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+    workspace: Workspace = None,
+    project: Project = None,
+    as_json: Json = False,
+) -> None:
+    """List every version of a page."""
+    ref = scope_for(workspace, project).page(path)
+    data = client_for(load_config(data_dir), server).history(ref)
+    if as_json:
+        emit_json(data)
+        return
+    table = Table("version", "page_id", "title", "written", "by", "state")
+    for v in data["versions"]:
+        state = "deleted" if v["deleted_at"] else "latest" if v["is_latest"] else ""
+        table.add_row(
+            str(v["version"]), str(v["page_id"]), v["title"], v["created_at"], v["actor"], state
+        )
+    out.print(table)
+
+
+def _configure_logging(logs_dir: Path) -> None:
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    handlers: list[logging.Handler] = [
+        logging.StreamHandler(sys.stderr),
+        logging.FileHandler(logs_dir / "server.log", encoding="utf-8"),
+    ]
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        handlers=handlers,
+    )

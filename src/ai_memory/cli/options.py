@@ -1,0 +1,46 @@
+"""Options shared by every command, and resolving them into a config, a client, a scope."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ai_memory.cli.client import ApiClient
+from ai_memory.config import Config
+from ai_memory.core.identity import Scope
+from ai_memory.hookclient.resolve import resolve_project
+from ai_memory.maintenance.init import read_token
+
+DataDir = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Data directory (default: $AI_MEMORY_DATA_DIR, else XDG)."),
+]
+ServerUrl = Annotated[
+    str | None, typer.Option("--server", help="Server URL (default: server.url from config).")
+]
+Workspace = Annotated[
+    str | None, typer.Option("--workspace", "-w", help="Workspace (default: from the checkout).")
+]
+Project = Annotated[
+    str | None, typer.Option("--project", "-p", help="Project (default: from the checkout).")
+]
+Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def load_config(data_dir: Path | None) -> Config:
+    return Config.load(data_dir, os.environ)
+
+
+def client_for(config: Config, server: str | None) -> ApiClient:
+    return ApiClient(server or config.server.url, read_token(config.token_file))
+
+
+def scope_for(workspace: str | None, project: str | None) -> Scope:
+    """Explicit names win; otherwise the project of the current directory."""
+    if project:
+        return Scope.of(workspace, project)
+    identity = resolve_project(Path.cwd())
+    return Scope.of(workspace or identity.workspace, identity.project)

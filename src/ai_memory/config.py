@@ -1,0 +1,247 @@
+"""Settings: ``<data_dir>/config.toml`` overlaid with ``AI_MEMORY_*`` variables, read once.
+
+Nothing else in the package reads the environment for settings; code that
+needs the process environment is handed a mapping, so tests can stub it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ai_memory.core.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+ENV_PREFIX = "AI_MEMORY_"
+# Variables the hook client and the CLI read for themselves; they are not settings.
+CLIENT_ENV = frozenset({"DATA_DIR", "SERVER_URL", "AUTH_TOKEN", "SESSION_ID", "AGENT"})
+DEFAULT_PORT = 49374
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+
+
+class ServerSettings(Section):
+    bind: str = Field(f"127.0.0.1:{DEFAULT_PORT}", description="host:port the server listens on")
+    url: str = Field(
+        f"http://127.0.0.1:{DEFAULT_PORT}", description="where client commands find the server"
+    )
+    max_request_bytes: int = Field(
+        4 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024, description="largest request body accepted"
+    )
+
+
+class StoreSettings(Section):
+    readers: int = Field(4, ge=1, le=32, description="read-only SQLite connections in the pool")
+    queue_size: int = Field(
+        4096, ge=16, le=1_000_000, description="commands the writer queue holds before refusing"
+    )
+    max_batch: int = Field(
+        512, ge=1, le=10_000, description="commands grouped into one transaction at most"
+    )
+    synchronous: Literal["normal", "full"] = Field(
+        "normal",
+        description="SQLite synchronous mode: 'normal' survives a process crash, "
+        "'full' also a power loss",
+    )
+    write_timeout_s: float = Field(
+        10.0, gt=0, le=600, description="how long a write waits for room in the writer queue"
+    )
+
+
+class WikiSettings(Section):
+    checkpoint_interval_s: float = Field(
+        1.0, ge=0.05, le=3600, description="at most one git checkpoint this often under load"
+    )
+    max_page_bytes: int = Field(
+        1024 * 1024, ge=1024, le=64 * 1024 * 1024, description="largest page accepted"
+    )
+    git_author: str = Field("ai-memory", description="author name of git checkpoints")
+    git_email: str = Field("ai-memory@localhost", description="author email of git checkpoints")
+
+
+class DecaySettings(Section):
+    lambda_: float = Field(
+        0.02,
+        alias="lambda",
+        ge=0.0,
+        le=10.0,
+        description="daily decay rate of episodic pages that are not used",
+    )
+
+
+class Config(BaseModel):
+    """Every setting, validated. Build it with :meth:`Config.load`."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+    data_dir: Path
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    wiki: WikiSettings = Field(default_factory=WikiSettings)
+    decay: DecaySettings = Field(default_factory=DecaySettings)
+
+    # Layout of the data dir.
+    @property
+    def config_file(self) -> Path:
+        return self.data_dir / "config.toml"
+
+    @property
+    def wiki_dir(self) -> Path:
+        return self.data_dir / "wiki"
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "db" / "memory.sqlite"
+
+    @property
+    def token_file(self) -> Path:
+        return self.data_dir / "auth-tokens" / "default"
+
+    @property
+    def spool_dir(self) -> Path:
+        return self.data_dir / "spool"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def backups_dir(self) -> Path:
+        return self.data_dir / "backups"
+
+    @classmethod
+    def load(
+        cls, data_dir: Path | str | None = None, env: Mapping[str, str] | None = None
+    ) -> Config:
+        """Read the config file and the environment once; raise :class:`ConfigError` if bad."""
+        env = os.environ if env is None else env
+        root = resolve_data_dir(data_dir, env)
+        file = root / "config.toml"
+        raw: dict[str, Any] = {}
+        sources: dict[tuple[str, ...], str] = {}
+        if file.exists():
+            try:
+                raw = tomllib.loads(file.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"{file}: not valid TOML: {exc}") from exc
+            for key in _leaf_keys(raw):
+                sources[key] = str(file)
+        _overlay_env(raw, sources, env)
+        raw["data_dir"] = root
+        try:
+            config = cls.model_validate(raw)
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc, sources, file)) from exc
+        log.info("data dir: %s", root)
+        return config
+
+
+def resolve_data_dir(explicit: Path | str | None, env: Mapping[str, str]) -> Path:
+    """``--data-dir``, else ``AI_MEMORY_DATA_DIR``, else the XDG default; always absolute."""
+    chosen: Path
+    if explicit:
+        chosen = Path(explicit)
+    elif env.get("AI_MEMORY_DATA_DIR"):
+        chosen = Path(env["AI_MEMORY_DATA_DIR"])
+    elif env.get("XDG_DATA_HOME"):
+        chosen = Path(env["XDG_DATA_HOME"]) / "ai-memory"
+    else:
+        home = env.get("HOME") or str(Path.home())
+        chosen = Path(home) / ".local" / "share" / "ai-memory"
+    return chosen.expanduser().resolve()
+
+
+def _leaf_keys(tree: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    keys: list[tuple[str, ...]] = []
+    for key, value in tree.items():
+        if isinstance(value, Mapping):
+            keys.extend(_leaf_keys(value, (*prefix, key)))
+        else:
+            keys.append((*prefix, key))
+    return keys
+
+
+def _overlay_env(
+    raw: dict[str, Any], sources: dict[tuple[str, ...], str], env: Mapping[str, str]
+) -> None:
+    for name, value in env.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        rest = name[len(ENV_PREFIX) :]
+        if rest in CLIENT_ENV or not rest:
+            continue
+        key = tuple(part.lower() for part in rest.split("__"))
+        node = raw
+        for part in key[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"environment variable {name}: {part!r} is not a section")
+            node = child
+        node[key[-1]] = _env_value(value)
+        sources[key] = f"environment variable {name}"
+
+
+def _env_value(value: str) -> Any:
+    """Lists and tables arrive as JSON; scalars stay strings for pydantic to coerce."""
+    if value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _describe(exc: ValidationError, sources: dict[tuple[str, ...], str], file: Path) -> str:
+    lines = []
+    for error in exc.errors():
+        key = tuple(str(part) for part in error["loc"])
+        where = sources.get(key, str(file))
+        dotted = ".".join(key)
+        if error["type"] == "extra_forbidden":
+            lines.append(f"{where}: unknown setting {dotted!r}")
+        else:
+            lines.append(f"{where}: {dotted}: {error['msg']} (got {error.get('input')!r})")
+    return "invalid configuration:\n  " + "\n  ".join(lines)
+
+
+def render_default_config() -> str:
+    """A config.toml with every default, commented out, each with what it does."""
+    out = [
+        "# ai-memory settings. Every line below is a default, commented out.",
+        "# Uncomment to change; any scalar can also be set by an AI_MEMORY_* environment",
+        "# variable, '__' between section and key (AI_MEMORY_DECAY__LAMBDA=0.05).",
+    ]
+    sections: dict[str, type[Section]] = {
+        "server": ServerSettings,
+        "store": StoreSettings,
+        "wiki": WikiSettings,
+        "decay": DecaySettings,
+    }
+    for name, model in sections.items():
+        out += ["", f"[{name}]"]
+        for field_name, field in model.model_fields.items():
+            key = field.alias or field_name
+            if field.description:
+                out.append(f"# {field.description}")
+            out.append(f"# {key} = {_toml_scalar(field.default)}")
+    return "\n".join(out) + "\n"
+
+
+def _toml_scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return json.dumps(value)
+    return json.dumps(str(value))

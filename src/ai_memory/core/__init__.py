@@ -1,0 +1,1 @@
+"""Domain types, identities, errors and page paths. No I/O lives here."""

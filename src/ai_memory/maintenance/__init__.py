@@ -1,0 +1,1 @@
+"""Lifecycle operations: the server lock, backup and restore, scheduled upkeep."""

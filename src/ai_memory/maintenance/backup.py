@@ -1,0 +1,78 @@
+"""Backup (safe while the server runs) and restore (refused while it runs)."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import sqlite3
+import tarfile
+import tempfile
+from pathlib import Path
+
+from ai_memory.config import Config
+from ai_memory.core.clock import utc_now
+from ai_memory.core.errors import InvalidInput, NotFound
+from ai_memory.maintenance.lock import require_no_server
+
+DB_MEMBER = "db/memory.sqlite"
+WIKI_MEMBER = "wiki"
+
+
+def backup(config: Config, target: Path) -> Path:
+    """A tar.gz of the database (SQLite online backup) and the wiki with its git history.
+
+    The database copy is consistent on its own; the wiki is the source of truth,
+    and any drift between the two is reconciled when the restored data dir starts.
+    """
+    if not config.db_path.exists():
+        raise NotFound(f"no database at {config.db_path}; nothing to back up")
+    target = target.expanduser().absolute()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=config.data_dir) as scratch:
+        copy = Path(scratch) / "memory.sqlite"
+        source = sqlite3.connect(f"file:{config.db_path}?mode=ro", uri=True)
+        dest = sqlite3.connect(copy)
+        try:
+            source.backup(dest)
+        finally:
+            dest.close()
+            source.close()
+        partial = target.with_name(f".{target.name}.partial")
+        with tarfile.open(partial, "w:gz") as archive:
+            archive.add(copy, arcname=DB_MEMBER)
+            archive.add(config.wiki_dir, arcname=WIKI_MEMBER)
+            if config.config_file.exists():
+                archive.add(config.config_file, arcname="config.toml")
+            stamp = f"ai-memory backup {utc_now().isoformat()}\n".encode()
+            info = tarfile.TarInfo("BACKUP")
+            info.size = len(stamp)
+            archive.addfile(info, io.BytesIO(stamp))
+        os.replace(partial, target)
+    return target
+
+
+def restore(config: Config, source: Path) -> Path:
+    """Replace the database and the wiki with a backup's; the old ones are kept aside."""
+    require_no_server(config.data_dir, "restore")
+    source = source.expanduser().absolute()
+    if not source.is_file():
+        raise NotFound(f"no backup file at {source}")
+    with tempfile.TemporaryDirectory(dir=config.data_dir) as scratch:
+        staging = Path(scratch)
+        try:
+            with tarfile.open(source, "r:*") as archive:
+                archive.extractall(staging, filter="data")
+        except (tarfile.TarError, OSError) as exc:
+            raise InvalidInput(f"{source} is not a readable backup: {exc}") from exc
+        if not (staging / DB_MEMBER).is_file() or not (staging / WIKI_MEMBER / ".git").is_dir():
+            raise InvalidInput(f"{source} is not an ai-memory backup (no database or wiki)")
+        aside = config.backups_dir / f"pre-restore-{utc_now().strftime('%Y%m%dT%H%M%S%f')}"
+        aside.mkdir(parents=True)
+        for name in ("db", "wiki"):
+            if (config.data_dir / name).exists():
+                shutil.move(config.data_dir / name, aside / name)
+        (config.data_dir / "db").mkdir()
+        shutil.move(staging / DB_MEMBER, config.db_path)
+        shutil.move(staging / WIKI_MEMBER, config.wiki_dir)
+    return aside

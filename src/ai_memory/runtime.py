@@ -1,0 +1,70 @@
+"""The running parts of one data dir, started and stopped in the right order.
+
+The server and the direct-disk lifecycle commands (reindex) both build one;
+nothing here is global, every part is handed to what needs it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from ai_memory.config import Config
+from ai_memory.core.errors import NotInitialised
+from ai_memory.store.readers import ReaderPool
+from ai_memory.store.writer import Writer
+from ai_memory.wiki.git import GitCheckpointer
+from ai_memory.wiki.reindex import ReconcileReport, reconcile
+from ai_memory.wiki.wiki import Wiki
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    config: Config
+    writer: Writer
+    readers: ReaderPool
+    checkpointer: GitCheckpointer
+    wiki: Wiki
+    startup_report: ReconcileReport | None = None
+
+    @classmethod
+    def start(cls, config: Config, *, reconcile_wiki: bool = True) -> Runtime:
+        if not (config.wiki_dir / ".git").exists() or not config.db_path.exists():
+            raise NotInitialised(f"{config.data_dir} is not initialised; run `ai-memory init`")
+        writer = Writer(
+            config.db_path,
+            queue_size=config.store.queue_size,
+            max_batch=config.store.max_batch,
+            synchronous=config.store.synchronous,
+        )
+        writer.start()
+        readers = ReaderPool(config.db_path, config.store.readers)
+        checkpointer = GitCheckpointer(
+            config.wiki_dir,
+            interval=config.wiki.checkpoint_interval_s,
+            author=config.wiki.git_author,
+            email=config.wiki.git_email,
+        )
+        checkpointer.start()
+        wiki = Wiki(
+            config.wiki_dir,
+            writer,
+            readers,
+            checkpointer,
+            max_page_bytes=config.wiki.max_page_bytes,
+            write_timeout=config.store.write_timeout_s,
+        )
+        runtime = cls(config, writer, readers, checkpointer, wiki)
+        if reconcile_wiki:
+            runtime.startup_report = reconcile(wiki)
+            for warning in runtime.startup_report.warnings:
+                log.warning("wiki: %s", warning)
+        return runtime
+
+    def stop(self) -> None:
+        """Drain accepted writes first, then write the last checkpoint."""
+        self.writer.stop()
+        self.checkpointer.stop()
+        self.readers.close()

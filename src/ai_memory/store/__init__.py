@@ -1,0 +1,1 @@
+"""The SQLite index: schema and migrations, the single writer, the reader pool."""

@@ -1,0 +1,202 @@
+"""Numbered schema migrations. Append new ones; never edit one that has shipped."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ai_memory.core.clock import now_iso
+from ai_memory.core.errors import SchemaTooNew
+
+# The FTS tokenizer keeps identifiers and paths whole (``_ - / .`` are token
+# characters) and stems English words; text is normalised before indexing so a
+# sentence's final period does not glue itself to the last word.
+PAGE_TOKENIZER = "porter unicode61 remove_diacritics 2 tokenchars '_-/.'"
+
+MIGRATIONS: list[str] = [
+    # 1: the foundation.
+    f"""
+    CREATE TABLE workspaces (
+        name TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE projects (
+        workspace TEXT NOT NULL REFERENCES workspaces(name),
+        name TEXT NOT NULL,
+        remote TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace, name)
+    );
+    CREATE TABLE pages (
+        id INTEGER PRIMARY KEY,
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        path TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        is_latest INTEGER NOT NULL DEFAULT 1,
+        supersedes INTEGER REFERENCES pages(id),
+        title TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        tier TEXT NOT NULL,
+        tags TEXT NOT NULL DEFAULT '[]',
+        pinned INTEGER NOT NULL DEFAULT 0,
+        expires_at TEXT,
+        frontmatter TEXT NOT NULL DEFAULT '{{}}',
+        frontmatter_error TEXT,
+        body TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        deleted_at TEXT,
+        actor TEXT NOT NULL DEFAULT 'api',
+        access_count INTEGER NOT NULL DEFAULT 0,
+        last_access_at TEXT,
+        FOREIGN KEY (workspace, project) REFERENCES projects(workspace, name),
+        UNIQUE (workspace, project, path, version)
+    );
+    CREATE UNIQUE INDEX pages_latest ON pages(workspace, project, path) WHERE is_latest = 1;
+    CREATE INDEX pages_recent ON pages(workspace, project, created_at) WHERE is_latest = 1;
+    CREATE VIRTUAL TABLE pages_fts USING fts5(title, body, tokenize="{PAGE_TOKENIZER}");
+    CREATE TABLE links (
+        src_id INTEGER NOT NULL REFERENCES pages(id),
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        src_path TEXT NOT NULL,
+        dst_workspace TEXT NOT NULL,
+        dst_project TEXT NOT NULL,
+        dst_path TEXT NOT NULL,
+        label TEXT
+    );
+    CREATE INDEX links_src ON links(src_id);
+    CREATE INDEX links_dst ON links(dst_workspace, dst_project, dst_path);
+    CREATE TABLE entities (
+        page_id INTEGER NOT NULL REFERENCES pages(id),
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        name TEXT NOT NULL,
+        norm TEXT NOT NULL
+    );
+    CREATE INDEX entities_norm ON entities(workspace, project, norm);
+    CREATE INDEX entities_page ON entities(page_id);
+    CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        cwd TEXT,
+        started_at TEXT NOT NULL,
+        last_event_at TEXT NOT NULL,
+        ended_at TEXT,
+        end_reason TEXT,
+        page_id INTEGER,
+        FOREIGN KEY (workspace, project) REFERENCES projects(workspace, name),
+        UNIQUE (workspace, project, session_id)
+    );
+    CREATE INDEX sessions_recent ON sessions(workspace, project, last_event_at);
+    CREATE TABLE observations (
+        id INTEGER PRIMARY KEY,
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        ingest_key TEXT,
+        tool_name TEXT,
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        FOREIGN KEY (workspace, project) REFERENCES projects(workspace, name)
+    );
+    CREATE UNIQUE INDEX observations_ingest
+        ON observations(workspace, project, ingest_key) WHERE ingest_key IS NOT NULL;
+    CREATE INDEX observations_session ON observations(workspace, project, session_id, id);
+    CREATE VIRTUAL TABLE observations_fts USING fts5(body, tokenize="{PAGE_TOKENIZER}");
+    CREATE TABLE handoffs (
+        id INTEGER PRIMARY KEY,
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        origin TEXT NOT NULL CHECK (origin IN ('manual', 'automatic')),
+        status TEXT NOT NULL CHECK (status IN ('open', 'claimed', 'cancelled', 'expired')),
+        from_session TEXT,
+        from_agent TEXT,
+        cwd TEXT,
+        summary TEXT NOT NULL,
+        content TEXT NOT NULL DEFAULT '{{}}',
+        created_at TEXT NOT NULL,
+        claimed_at TEXT,
+        claimed_by_agent TEXT,
+        claimed_by_session TEXT,
+        claimed_via TEXT,
+        FOREIGN KEY (workspace, project) REFERENCES projects(workspace, name)
+    );
+    CREATE INDEX handoffs_open ON handoffs(workspace, project, status, created_at);
+    CREATE TABLE page_feedback (
+        id INTEGER PRIMARY KEY,
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        path TEXT NOT NULL,
+        page_id INTEGER,
+        signal TEXT NOT NULL CHECK (signal IN ('helpful', 'not_helpful', 'stale', 'wrong')),
+        reason TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX page_feedback_page ON page_feedback(workspace, project, path);
+    CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        workspace TEXT,
+        project TEXT,
+        path TEXT,
+        detail TEXT NOT NULL DEFAULT '{{}}'
+    );
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    return int(row[0] or 0)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema up to date; refuse a database written by a newer release."""
+    version = current_version(conn)
+    if version > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"the database is at schema version {version}, but this release of ai-memory "
+            f"knows only up to {SCHEMA_VERSION}; upgrade ai-memory or restore a backup"
+        )
+    for number in range(version + 1, SCHEMA_VERSION + 1):
+        script = MIGRATIONS[number - 1]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)",
+                (number, now_iso()),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return SCHEMA_VERSION
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration into statements; sqlite3.complete_statement knows the grammar."""
+    statements, buffer = [], ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements

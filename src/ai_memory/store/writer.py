@@ -1,0 +1,180 @@
+"""The single writer: one thread owns the only writing connection.
+
+Callers submit commands (functions of a connection) to a bounded queue. The
+thread takes every command that is waiting, up to a batch limit, and runs them
+in one transaction, each inside its own savepoint so one failing command does
+not undo its neighbours (group commit). A caller's future resolves only after
+the COMMIT, so a result means the data is durable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ai_memory.core.errors import Saturated, Unavailable
+from ai_memory.store.db import connect_writer
+from ai_memory.store.migrations import migrate
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Command = Callable[[sqlite3.Connection], T]
+
+
+@dataclass(slots=True)
+class _Job:
+    command: Command[Any]
+    future: Future[Any]
+
+
+_STOP = object()
+
+
+class Writer:
+    """Owns the writing connection; see the module docstring for the protocol."""
+
+    def __init__(
+        self,
+        db_path: Path,
+        *,
+        queue_size: int = 4096,
+        max_batch: int = 512,
+        synchronous: str = "normal",
+    ) -> None:
+        self.db_path = db_path
+        self.max_batch = max_batch
+        self._synchronous = synchronous
+        self._queue: queue.Queue[_Job | object] = queue.Queue(maxsize=queue_size)
+        self._thread: threading.Thread | None = None
+        self._accepting = False
+        self._lock = threading.Lock()
+        self.transactions = 0
+        self.commands = 0
+
+    def start(self) -> None:
+        """Open the connection, run migrations, then start the thread."""
+        conn = connect_writer(self.db_path, self._synchronous)
+        migrate(conn)
+        self._accepting = True
+        self._thread = threading.Thread(
+            target=self._run, args=(conn,), name="ai-memory-writer", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Refuse new commands, drain every accepted one, close the connection."""
+        with self._lock:
+            if not self._accepting:
+                return
+            self._accepting = False
+        self._queue.put(_STOP)
+        if self._thread is not None:
+            self._thread.join()
+
+    @property
+    def backlog(self) -> int:
+        return self._queue.qsize()
+
+    def submit(self, command: Command[T], *, timeout: float | None = 0.0) -> Future[T]:
+        """Queue ``command``; raise :class:`Saturated` if no room appears within ``timeout``.
+
+        ``timeout=0`` never waits (ingest answers 429 at once); ``None`` waits forever.
+        """
+        with self._lock:
+            if not self._accepting:
+                raise Unavailable("the writer is shutting down")
+            future: Future[T] = Future()
+            job = _Job(command, future)
+        try:
+            if timeout == 0:
+                self._queue.put_nowait(job)
+            else:
+                self._queue.put(job, timeout=timeout)
+        except queue.Full:
+            raise Saturated("the write queue is full; retry shortly") from None
+        return future
+
+    def call(self, command: Command[T], *, timeout: float | None = 10.0) -> T:
+        """Submit and wait for the committed result (or the command's error)."""
+        return self.submit(command, timeout=timeout).result()
+
+    async def run(self, command: Command[T], *, timeout: float | None = 0.0) -> T:
+        """Submit from async code and await the committed result without blocking the loop."""
+        if timeout:
+            # Waiting for room in the queue blocks, so it happens off the loop.
+            future = await asyncio.to_thread(self.submit, command, timeout=timeout)
+        else:
+            future = self.submit(command, timeout=0)
+        return await asyncio.wrap_future(future)
+
+    def _run(self, conn: sqlite3.Connection) -> None:
+        stopping = False
+        try:
+            while not stopping:
+                first = self._queue.get()
+                batch: list[_Job] = []
+                if first is _STOP:
+                    stopping = True
+                else:
+                    assert isinstance(first, _Job)
+                    batch.append(first)
+                while len(batch) < self.max_batch:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is _STOP:
+                        stopping = True
+                        continue
+                    assert isinstance(item, _Job)
+                    batch.append(item)
+                if batch:
+                    self._execute(conn, batch)
+        finally:
+            conn.close()
+
+    def _execute(self, conn: sqlite3.Connection, batch: list[_Job]) -> None:
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for job in batch:
+                outcomes.append(self._run_one(conn, job))
+            conn.execute("COMMIT")
+        except BaseException as exc:  # the transaction itself failed: nothing committed
+            log.exception("write transaction failed")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            for job in batch:
+                if not job.future.done():
+                    job.future.set_exception(exc)
+            return
+        self.transactions += 1
+        self.commands += len(batch)
+        for job, (ok, value) in zip(batch, outcomes, strict=True):
+            if ok:
+                job.future.set_result(value)
+            else:
+                job.future.set_exception(value)
+
+    @staticmethod
+    def _run_one(conn: sqlite3.Connection, job: _Job) -> tuple[bool, Any]:
+        if not job.future.set_running_or_notify_cancel():
+            return False, Unavailable("cancelled")
+        conn.execute("SAVEPOINT command")
+        try:
+            value = job.command(conn)
+        except Exception as exc:
+            conn.execute("ROLLBACK TO command")
+            conn.execute("RELEASE command")
+            return False, exc
+        conn.execute("RELEASE command")
+        return True, value

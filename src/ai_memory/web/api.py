@@ -1,0 +1,142 @@
+"""The JSON API under /api/v1: pages, projects, status."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from ai_memory import __version__
+from ai_memory.core.identity import PageRef, Scope
+from ai_memory.runtime import Runtime
+from ai_memory.store import pages
+from ai_memory.web.deps import get_runtime
+from ai_memory.web.status import counts
+
+router = APIRouter(prefix="/api/v1")
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+Kind = Literal[
+    "session", "concept", "decision", "gotcha", "procedure", "rule", "slot", "note", "lint"
+]
+Tier = Literal["working", "episodic", "semantic", "procedural"]
+
+
+class PageWrite(BaseModel):
+    """A page write: the body (may carry its own frontmatter) plus optional fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    body: str
+    title: str | None = Field(None, max_length=200)
+    kind: Kind | None = None
+    tier: Tier | None = None
+    tags: list[str] | None = None
+    entities: list[str] | None = None
+    pinned: bool | None = None
+    expires_at: str | None = None
+    summary: str | None = None
+    abstract: str | None = None
+    expected_page_id: int | None = Field(None, ge=1)
+    create_only: bool = False
+
+    def meta(self) -> dict[str, Any]:
+        fields = (
+            "title",
+            "kind",
+            "tier",
+            "tags",
+            "entities",
+            "pinned",
+            "expires_at",
+            "summary",
+            "abstract",
+        )
+        return {name: getattr(self, name) for name in fields if getattr(self, name) is not None}
+
+
+def page_ref(workspace: str, project: str, path: str) -> PageRef:
+    return Scope.of(workspace, project).page(path)
+
+
+@router.get("/status")
+async def status(
+    runtime: RuntimeDep, workspace: str | None = None, project: str | None = None
+) -> dict[str, Any]:
+    scope = Scope.of(workspace, project) if project else None
+    data = await runtime.readers.aread(lambda conn: counts(conn, scope))
+    return {
+        "version": __version__,
+        "data_dir": str(runtime.config.data_dir),
+        "writer_backlog": runtime.writer.backlog,
+        **data,
+    }
+
+
+@router.get("/projects")
+async def list_projects(runtime: RuntimeDep) -> dict[str, Any]:
+    def query(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        return [dict(row) for row in conn.execute(pages.PROJECTS)]
+
+    return {"projects": await runtime.readers.aread(query)}
+
+
+@router.get("/projects/{workspace}/{project}/pages")
+async def recent_pages(
+    runtime: RuntimeDep,
+    workspace: str,
+    project: str,
+    limit: Annotated[int, Query(ge=1, le=500)] = 20,
+) -> dict[str, Any]:
+    return {"pages": await runtime.wiki.arecent(Scope.of(workspace, project), limit)}
+
+
+@router.get("/projects/{workspace}/{project}/pages/{path:path}")
+async def read_page(
+    runtime: RuntimeDep,
+    workspace: str,
+    project: str,
+    path: str,
+    version: Annotated[int | None, Query(ge=1)] = None,
+    page_id: Annotated[int | None, Query(ge=1)] = None,
+) -> dict[str, Any]:
+    ref = page_ref(workspace, project, path)
+    return await runtime.wiki.aread_page(ref, version=version, page_id=page_id)
+
+
+@router.get("/projects/{workspace}/{project}/history/{path:path}")
+async def page_history(
+    runtime: RuntimeDep, workspace: str, project: str, path: str
+) -> dict[str, Any]:
+    ref = page_ref(workspace, project, path)
+    return {"path": ref.path, "versions": await runtime.wiki.ahistory(ref)}
+
+
+@router.put("/projects/{workspace}/{project}/pages/{path:path}")
+async def write_page(
+    runtime: RuntimeDep, workspace: str, project: str, path: str, page: PageWrite
+) -> dict[str, Any]:
+    ref = page_ref(workspace, project, path)
+    result = await runtime.wiki.awrite_page(
+        ref,
+        page.body,
+        page.meta(),
+        expected_page_id=page.expected_page_id,
+        create_only=page.create_only,
+    )
+    return result.to_dict()
+
+
+@router.delete("/projects/{workspace}/{project}/pages/{path:path}")
+async def delete_page(
+    runtime: RuntimeDep,
+    workspace: str,
+    project: str,
+    path: str,
+    expected_page_id: Annotated[int | None, Query(ge=1)] = None,
+) -> dict[str, Any]:
+    ref = page_ref(workspace, project, path)
+    page_id = await runtime.wiki.adelete_page(ref, expected_page_id=expected_page_id)
+    return {"deleted": True, "page_id": page_id, "path": ref.path}

@@ -1,0 +1,104 @@
+"""YAML frontmatter: parsed leniently from disk, strictly from callers, written back stably."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+# Known keys are written first, in this order; unknown keys follow in their own order.
+KNOWN_KEYS = (
+    "title",
+    "kind",
+    "tier",
+    "tags",
+    "entities",
+    "pinned",
+    "expires_at",
+    "abstract",
+    "summary",
+    "session_id",
+    "agent",
+    "created",
+    "updated",
+    "source_files",
+)
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe loading, but dates stay strings: they round-trip and serialise to JSON."""
+
+
+def _as_string(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    return str(loader.construct_scalar(node))  # type: ignore[arg-type]
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _as_string)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedMarkdown:
+    frontmatter: dict[str, Any]
+    body: str
+    has_frontmatter: bool
+    error: str | None = None
+    raw_frontmatter: str = field(default="")
+
+
+def parse_markdown(text: str) -> ParsedMarkdown:
+    """Split ``text`` into frontmatter and body; never raises.
+
+    A frontmatter block that does not parse (or is not a mapping) leaves the
+    whole text as the body, with ``error`` saying what is wrong, so a page that
+    someone broke by hand is still stored and searchable.
+    """
+    block = _split(text)
+    if block is None:
+        return ParsedMarkdown({}, text, has_frontmatter=False)
+    raw, body = block
+    try:
+        data = yaml.load(raw, Loader=_Loader) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        return ParsedMarkdown({}, text, True, f"frontmatter is not valid YAML: {_short(exc)}", raw)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        return ParsedMarkdown({}, text, True, f"frontmatter is a {kind}, not a mapping", raw)
+    return ParsedMarkdown({str(k): _jsonable(v) for k, v in data.items()}, body, True, None, raw)
+
+
+def render_markdown(frontmatter: dict[str, Any], body: str) -> str:
+    if not frontmatter:
+        return body
+    ordered = {k: frontmatter[k] for k in KNOWN_KEYS if k in frontmatter}
+    ordered.update({k: v for k, v in frontmatter.items() if k not in ordered})
+    dumped = yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=1_000_000)
+    return f"---\n{dumped}---\n\n{body.lstrip(chr(10))}"
+
+
+def _split(text: str) -> tuple[str, str] | None:
+    if not (text.startswith("---\n") or text.startswith("---\r\n")):
+        return None
+    lines = text.splitlines(keepends=True)
+    for index in range(1, len(lines)):
+        if lines[index].rstrip("\r\n") in ("---", "..."):
+            raw = "".join(lines[1:index])
+            body = "".join(lines[index + 1 :])
+            return raw, body.lstrip("\r\n")
+    return None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def _short(exc: yaml.YAMLError) -> str:
+    return " ".join(str(exc).split())[:300]

@@ -1,0 +1,122 @@
+"""Git checkpoints of the wiki, batched on a background thread.
+
+Writes notify the checkpointer of the paths they touched; the thread commits
+what is pending at most once per interval, and at once on shutdown. At start,
+whatever a crash left uncommitted is found through ``git status`` and committed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+import pygit2
+
+from ai_memory.wiki.atomic import TEMP_PREFIX
+
+log = logging.getLogger(__name__)
+
+GITIGNORE = f"{TEMP_PREFIX}*\n.obsidian/\n.DS_Store\n"
+
+
+def init_repository(root: Path, author: str, email: str) -> bool:
+    """Create the wiki repository with a first commit; False if it already existed."""
+    if (root / ".git").exists():
+        return False
+    root.mkdir(parents=True, exist_ok=True)
+    repo = pygit2.init_repository(str(root), initial_head="main")
+    (root / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+    repo.index.add(".gitignore")
+    repo.index.write()
+    signature = pygit2.Signature(author, email)
+    tree = repo.index.write_tree()
+    repo.create_commit("HEAD", signature, signature, "wiki: initialise", tree, [])
+    return True
+
+
+class GitCheckpointer:
+    def __init__(self, root: Path, *, interval: float, author: str, email: str) -> None:
+        self.root = root
+        self.interval = interval
+        self._signature = (author, email)
+        self._pending: set[str] = set()
+        self._cond = threading.Condition()
+        self._git_lock = threading.Lock()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._repo: pygit2.Repository | None = None
+        self.commits = 0
+
+    def start(self) -> None:
+        self._repo = pygit2.Repository(str(self.root))
+        self._commit(self._leftovers(), "checkpoint: recover uncommitted changes")
+        self._thread = threading.Thread(target=self._run, name="ai-memory-git", daemon=True)
+        self._thread.start()
+
+    def notify(self, *relpaths: str) -> None:
+        with self._cond:
+            self._pending.update(relpaths)
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        if self._thread is not None:
+            self._thread.join()
+        self._commit(self._take(), "checkpoint: shutdown")
+
+    def flush(self) -> None:
+        """Commit whatever is pending now, from the calling thread."""
+        self._commit(self._take(), "checkpoint")
+
+    def _take(self) -> set[str]:
+        with self._cond:
+            paths, self._pending = self._pending, set()
+        return paths
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+            self._commit(self._take(), "checkpoint")
+            time.sleep(self.interval)
+
+    def _leftovers(self) -> set[str]:
+        assert self._repo is not None
+        return {path for path in self._repo.status() if not path.startswith(".")}
+
+    def _commit(self, paths: set[str], message: str) -> None:
+        if not paths or self._repo is None:
+            return
+        try:
+            with self._git_lock:
+                self._commit_paths(self._repo, sorted(paths), message)
+        except Exception:
+            # Nothing is lost: the files are on disk and the next start recovers them.
+            log.exception("git checkpoint failed")
+
+    def _commit_paths(self, repo: pygit2.Repository, paths: list[str], message: str) -> None:
+        index = repo.index
+        index.read()
+        for path in paths:
+            if (self.root / path).is_file():
+                index.add(path)
+            elif path in index:
+                index.remove(path)
+        index.write()
+        tree = index.write_tree()
+        head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)
+        if head is not None and head.tree_id == tree:
+            return
+        parents = [head.id] if head is not None else []
+        signature = pygit2.Signature(*self._signature)
+        listed = "\n".join(paths[:50]) + ("\n…" if len(paths) > 50 else "")
+        summary = f"{message}: {len(paths)} page{'s' if len(paths) != 1 else ''}"
+        repo.create_commit("HEAD", signature, signature, f"{summary}\n\n{listed}\n", tree, parents)
+        self.commits += 1

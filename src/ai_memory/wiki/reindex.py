@@ -1,0 +1,136 @@
+"""Re-deriving the index from the markdown files.
+
+``reconcile`` runs at every start (it picks up hand edits and whatever a crash
+left between a file write and its commit); ``full=True`` is ``ai-memory reindex``,
+which also rebuilds every derived row (FTS, links, entities) from scratch.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ai_memory.core.errors import InvalidInput
+from ai_memory.core.identity import PageRef, Scope
+from ai_memory.core.page import PageDocument
+from ai_memory.store import pages
+from ai_memory.wiki.document import build_document
+from ai_memory.wiki.frontmatter import parse_markdown
+from ai_memory.wiki.wiki import Wiki
+
+BATCH = 200
+Progress = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class ReconcileReport:
+    files: int = 0
+    added: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.deleted
+
+
+def scan(root: Path, report: ReconcileReport) -> Iterator[tuple[PageRef, Path]]:
+    """Every page file under ``root`` laid out as ``<workspace>/<project>/<path>.md``."""
+    for file in sorted(root.rglob("*.md")):
+        relative = file.relative_to(root).as_posix()
+        parts = relative.split("/", 2)
+        if any(part.startswith(".") for part in relative.split("/")):
+            continue
+        try:
+            if len(parts) < 3:
+                raise InvalidInput("not inside <workspace>/<project>/")
+            ref = Scope.of(parts[0], parts[1]).page(parts[2])
+        except InvalidInput as exc:
+            report.warnings.append(f"skipped {relative}: {exc}")
+            continue
+        yield ref, file
+
+
+def load(ref: PageRef, file: Path, report: ReconcileReport) -> PageDocument | None:
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        report.warnings.append(f"skipped {ref.relpath}: not UTF-8 ({exc.reason})")
+        return None
+    except OSError as exc:
+        report.warnings.append(f"skipped {ref.relpath}: {exc}")
+        return None
+    parsed = parse_markdown(text)
+    if parsed.error:
+        report.warnings.append(f"{ref.relpath}: {parsed.error}")
+    return build_document(ref, parsed.frontmatter, parsed.body, text=text, error=parsed.error)
+
+
+def reconcile(
+    wiki: Wiki, *, full: bool = False, progress: Progress | None = None
+) -> ReconcileReport:
+    report = ReconcileReport()
+    files = list(scan(wiki.root, report))
+    report.files = len(files)
+    if full:
+        wiki.writer.call(_clear_derived, timeout=None)
+    seen: set[tuple[str, str, str]] = set()
+    for start in range(0, len(files), BATCH):
+        batch = []
+        for ref, file in files[start : start + BATCH]:
+            seen.add((ref.workspace, ref.project, ref.path))
+            doc = load(ref, file, report)
+            if doc is not None:
+                batch.append((ref, doc))
+        wiki.writer.call(_apply(wiki, batch, full, report), timeout=None)
+        if progress:
+            progress(min(start + BATCH, len(files)), len(files))
+    wiki.writer.call(_delete_missing(wiki, seen, report), timeout=None)
+    if wiki.checkpointer is not None and report.changed:
+        wiki.checkpointer.notify(*(f"{w}/{p}/{path}" for w, p, path in seen))
+    return report
+
+
+def _clear_derived(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO pages_fts(pages_fts) VALUES ('delete-all')")
+    conn.execute("DELETE FROM links")
+    conn.execute("DELETE FROM entities")
+
+
+def _apply(
+    wiki: Wiki, batch: list[tuple[PageRef, PageDocument]], full: bool, report: ReconcileReport
+) -> Callable[[sqlite3.Connection], None]:
+    def command(conn: sqlite3.Connection) -> None:
+        now = wiki.clock()
+        for ref, doc in batch:
+            current = pages.latest(conn, ref)
+            if current is not None and current["content_hash"] == doc.content_hash:
+                report.unchanged += 1
+                if full:
+                    pages.index_derived(conn, current["id"], ref, doc)
+                continue
+            pages.ensure_project(conn, ref.scope, now)
+            pages.insert_version(conn, ref, doc, now=now, actor="disk")
+            if current is None:
+                report.added += 1
+            else:
+                report.updated += 1
+
+    return command
+
+
+def _delete_missing(
+    wiki: Wiki, seen: set[tuple[str, str, str]], report: ReconcileReport
+) -> Callable[[sqlite3.Connection], None]:
+    def command(conn: sqlite3.Connection) -> None:
+        now = wiki.clock()
+        for row in conn.execute(pages.ALL_LATEST).fetchall():
+            if (row["workspace"], row["project"], row["path"]) not in seen:
+                pages.mark_deleted(conn, row["id"], now)
+                report.deleted += 1
+
+    return command

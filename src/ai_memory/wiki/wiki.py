@@ -1,0 +1,338 @@
+"""``Wiki``: the one write path. A page write lands as a file, an index row and a checkpoint."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ai_memory.core.clock import now_iso
+from ai_memory.core.errors import (
+    InvalidFrontmatter,
+    InvalidInput,
+    NotFound,
+    PreconditionFailed,
+    TooLarge,
+)
+from ai_memory.core.identity import PageRef, Scope
+from ai_memory.core.kinds import KINDS, TIERS
+from ai_memory.core.page import WriteResult
+from ai_memory.store import pages
+from ai_memory.store.readers import ReaderPool
+from ai_memory.store.writer import Writer
+from ai_memory.wiki.atomic import atomic_delete, atomic_write
+from ai_memory.wiki.document import build_document, complete_frontmatter
+from ai_memory.wiki.frontmatter import parse_markdown
+from ai_memory.wiki.git import GitCheckpointer
+
+# Frontmatter keys a caller may set directly, next to (or instead of) a frontmatter block.
+META_KEYS = frozenset(
+    {
+        "title",
+        "kind",
+        "tier",
+        "tags",
+        "entities",
+        "pinned",
+        "expires_at",
+        "abstract",
+        "summary",
+        "session_id",
+        "agent",
+        "source_files",
+    }
+)
+
+
+class Wiki:
+    def __init__(
+        self,
+        root: Path,
+        writer: Writer,
+        readers: ReaderPool,
+        checkpointer: GitCheckpointer | None,
+        *,
+        max_page_bytes: int,
+        write_timeout: float = 10.0,
+        clock: Callable[[], str] = now_iso,
+    ) -> None:
+        self.root = root
+        self.writer = writer
+        self.readers = readers
+        self.checkpointer = checkpointer
+        self.max_page_bytes = max_page_bytes
+        self.write_timeout = write_timeout
+        self.clock = clock
+
+    def file_path(self, ref: PageRef) -> Path:
+        return self.root / ref.workspace / ref.project / ref.path
+
+    # -- writes ---------------------------------------------------------------
+
+    def write_page(
+        self,
+        ref: PageRef,
+        body: str,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        expected_page_id: int | None = None,
+        create_only: bool = False,
+        actor: str = "api",
+    ) -> WriteResult:
+        """Write a new version of ``ref``; preconditions are checked in the same transaction."""
+        command = self.write_command(
+            ref, body, meta, expected_page_id=expected_page_id, create_only=create_only, actor=actor
+        )
+        result = self.writer.call(command, timeout=self.write_timeout)
+        self._checkpoint(ref, result.changed)
+        return result
+
+    async def awrite_page(
+        self,
+        ref: PageRef,
+        body: str,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        expected_page_id: int | None = None,
+        create_only: bool = False,
+        actor: str = "api",
+    ) -> WriteResult:
+        command = self.write_command(
+            ref, body, meta, expected_page_id=expected_page_id, create_only=create_only, actor=actor
+        )
+        result = await self.writer.run(command, timeout=self.write_timeout)
+        self._checkpoint(ref, result.changed)
+        return result
+
+    def write_command(
+        self,
+        ref: PageRef,
+        body: str,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        expected_page_id: int | None = None,
+        create_only: bool = False,
+        actor: str = "api",
+    ) -> Callable[[sqlite3.Connection], WriteResult]:
+        """Validate now, in the caller's thread; return the part that runs in the writer.
+
+        Other write paths (session pages, for one) run this command inside a
+        larger command of their own, so a page and its companions commit together.
+        """
+        self._check_body(body)
+        parsed = parse_markdown(body)
+        if parsed.error:
+            raise InvalidFrontmatter(f"page {ref.path}: {parsed.error}")
+        updates = _check_meta(meta or {})
+
+        def command(conn: sqlite3.Connection) -> WriteResult:
+            now = self.clock()
+            current = pages.latest(conn, ref)
+            _check_preconditions(ref, current, expected_page_id, create_only)
+            if parsed.has_frontmatter or current is None:
+                base = dict(parsed.frontmatter)
+            else:
+                base = pages.row_frontmatter(current)
+            previous = pages.row_frontmatter(current) if current is not None else {}
+            frontmatter = complete_frontmatter(ref, {**base, **updates}, parsed.body)
+            frontmatter.setdefault("created", previous.get("created", now))
+            if (
+                current is not None
+                and current["body"] == parsed.body
+                and (_without_updated(previous) == _without_updated(frontmatter))
+            ):
+                return _result(ref, current["id"], current["version"], changed=False, created=False)
+            frontmatter["updated"] = now
+            doc = build_document(ref, frontmatter, parsed.body)
+            pages.ensure_project(conn, ref.scope, now)
+            page_id, version = pages.insert_version(conn, ref, doc, now=now, actor=actor)
+            pages.audit(
+                conn,
+                now=now,
+                actor=actor,
+                action="write",
+                ref=ref,
+                detail={"page_id": page_id, "version": version},
+            )
+            # The file lands before the transaction commits: a crash in between
+            # leaves a file the index re-derives at start, never a row without a file.
+            atomic_write(self.file_path(ref), doc.text.encode("utf-8"))
+            return _result(ref, page_id, version, changed=True, created=current is None)
+
+        return command
+
+    def delete_page(
+        self, ref: PageRef, *, expected_page_id: int | None = None, actor: str = "api"
+    ) -> int:
+        page_id = self.writer.call(
+            self._delete_command(ref, expected_page_id, actor), timeout=self.write_timeout
+        )
+        self._checkpoint(ref, True)
+        return page_id
+
+    async def adelete_page(
+        self, ref: PageRef, *, expected_page_id: int | None = None, actor: str = "api"
+    ) -> int:
+        page_id = await self.writer.run(
+            self._delete_command(ref, expected_page_id, actor), timeout=self.write_timeout
+        )
+        self._checkpoint(ref, True)
+        return page_id
+
+    def _delete_command(
+        self, ref: PageRef, expected_page_id: int | None, actor: str
+    ) -> Callable[[sqlite3.Connection], int]:
+        def command(conn: sqlite3.Connection) -> int:
+            current = pages.latest(conn, ref)
+            if current is None:
+                raise NotFound(f"no page {ref}")
+            _check_preconditions(ref, current, expected_page_id, create_only=False)
+            now = self.clock()
+            pages.mark_deleted(conn, current["id"], now)
+            pages.audit(
+                conn,
+                now=now,
+                actor=actor,
+                action="delete",
+                ref=ref,
+                detail={"page_id": current["id"]},
+            )
+            atomic_delete(self.file_path(ref))
+            return int(current["id"])
+
+        return command
+
+    def _checkpoint(self, ref: PageRef, changed: bool) -> None:
+        if changed and self.checkpointer is not None:
+            self.checkpointer.notify(ref.relpath)
+
+    def _check_body(self, body: str) -> None:
+        if not isinstance(body, str):
+            raise InvalidInput("page body must be text")
+        try:
+            size = len(body.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise InvalidInput(f"page body is not valid UTF-8 text: {exc.reason}") from exc
+        if size > self.max_page_bytes:
+            raise TooLarge(f"page body is {size} bytes; the limit is {self.max_page_bytes}")
+        if "\x00" in body:
+            raise InvalidInput("page body contains NUL characters")
+
+    # -- reads ----------------------------------------------------------------
+
+    def read_page(
+        self, ref: PageRef, *, version: int | None = None, page_id: int | None = None
+    ) -> dict[str, Any]:
+        return self.readers.read(lambda conn: read_page(conn, ref, version, page_id))
+
+    async def aread_page(
+        self, ref: PageRef, *, version: int | None = None, page_id: int | None = None
+    ) -> dict[str, Any]:
+        return await self.readers.aread(lambda conn: read_page(conn, ref, version, page_id))
+
+    def history(self, ref: PageRef) -> list[dict[str, Any]]:
+        return self.readers.read(lambda conn: history(conn, ref))
+
+    async def ahistory(self, ref: PageRef) -> list[dict[str, Any]]:
+        return await self.readers.aread(lambda conn: history(conn, ref))
+
+    async def arecent(self, scope: Scope, limit: int) -> list[dict[str, Any]]:
+        def query(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = conn.execute(pages.RECENT, (scope.workspace, scope.project, limit)).fetchall()
+            return [pages.row_to_dict(row, with_body=False) for row in rows]
+
+        return await self.readers.aread(query)
+
+
+def read_page(
+    conn: sqlite3.Connection, ref: PageRef, version: int | None, page_id: int | None
+) -> dict[str, Any]:
+    if page_id is not None:
+        row = conn.execute(pages.BY_ID, (page_id,)).fetchone()
+        if row is not None and (row["workspace"], row["project"], row["path"]) != (
+            ref.workspace,
+            ref.project,
+            ref.path,
+        ):
+            row = None
+    elif version is not None:
+        row = conn.execute(
+            pages.BY_VERSION, (ref.workspace, ref.project, ref.path, version)
+        ).fetchone()
+    else:
+        row = pages.latest(conn, ref)
+    if row is None:
+        which = f" version {version}" if version else f" page_id {page_id}" if page_id else ""
+        raise NotFound(f"no page {ref}{which}")
+    data = pages.row_to_dict(row)
+    data["links"] = [
+        {
+            "workspace": link["dst_workspace"],
+            "project": link["dst_project"],
+            "path": link["dst_path"],
+            "label": link["label"],
+            "resolved": link["dst_id"] is not None,
+        }
+        for link in conn.execute(pages.OUTGOING_LINKS, (row["id"],))
+    ]
+    data["backlinks"] = [
+        {"workspace": link["workspace"], "project": link["project"], "path": link["src_path"]}
+        for link in conn.execute(pages.INCOMING_LINKS, (ref.workspace, ref.project, ref.path))
+    ]
+    return data
+
+
+def history(conn: sqlite3.Connection, ref: PageRef) -> list[dict[str, Any]]:
+    rows = conn.execute(pages.HISTORY, (ref.workspace, ref.project, ref.path)).fetchall()
+    if not rows:
+        raise NotFound(f"no page {ref}")
+    return [
+        {
+            "page_id": r["id"],
+            "version": r["version"],
+            "is_latest": bool(r["is_latest"]),
+            "supersedes": r["supersedes"],
+            "title": r["title"],
+            "content_hash": r["content_hash"],
+            "created_at": r["created_at"],
+            "deleted_at": r["deleted_at"],
+            "actor": r["actor"],
+        }
+        for r in rows
+    ]
+
+
+def _check_preconditions(
+    ref: PageRef, current: sqlite3.Row | None, expected_page_id: int | None, create_only: bool
+) -> None:
+    current_id = int(current["id"]) if current is not None else None
+    if create_only and current is not None:
+        raise PreconditionFailed(f"page {ref} already exists", current_id)
+    if expected_page_id is not None and expected_page_id != current_id:
+        raise PreconditionFailed(
+            f"page {ref} is at page_id {current_id}, not the expected {expected_page_id}",
+            current_id,
+        )
+
+
+def _check_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(meta) - META_KEYS)
+    if unknown:
+        raise InvalidInput(f"unknown page field(s): {', '.join(unknown)}")
+    updates = {k: v for k, v in meta.items() if v is not None}
+    if "kind" in updates and updates["kind"] not in KINDS:
+        raise InvalidInput(f"kind {updates['kind']!r} is not one of {', '.join(sorted(KINDS))}")
+    if "tier" in updates and updates["tier"] not in TIERS:
+        raise InvalidInput(f"tier {updates['tier']!r} is not one of {', '.join(sorted(TIERS))}")
+    return updates
+
+
+def _without_updated(frontmatter: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in frontmatter.items() if k != "updated"}
+
+
+def _result(
+    ref: PageRef, page_id: int, version: int, *, changed: bool, created: bool
+) -> WriteResult:
+    return WriteResult(page_id, version, ref.workspace, ref.project, ref.path, changed, created)

@@ -1,0 +1,136 @@
+"""Shared fixtures: real data dirs, and real servers on free loopback ports."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ai_memory.config import Config
+from ai_memory.maintenance.init import initialise, read_token
+
+AI_MEMORY = [sys.executable, "-m", "ai_memory"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_")}
+    env.update(extra)
+    return env
+
+
+@dataclass
+class ServerProcess:
+    """A real ``ai-memory serve`` subprocess on a free loopback port."""
+
+    data_dir: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+    env: dict[str, str] = field(default_factory=clean_env)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def token(self) -> str:
+        token = read_token(self.data_dir / "auth-tokens" / "default")
+        assert token is not None
+        return token
+
+    def client(self, timeout: float = 30.0) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=timeout
+        )
+
+    def start(self) -> ServerProcess:
+        log = open(self.data_dir / "test-server.log", "ab")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            [
+                *AI_MEMORY,
+                "serve",
+                "--data-dir",
+                str(self.data_dir),
+                "--bind",
+                f"127.0.0.1:{self.port}",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"server exited with {self.process.returncode}: "
+                    + (self.data_dir / "test-server.log").read_text(errors="replace")[-2000:]
+                )
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("server did not become healthy in 30 s")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "data"
+    initialise(Config.load(root, {}))
+    return root
+
+
+@pytest.fixture
+def server(data_dir: Path) -> Iterator[ServerProcess]:
+    proc = ServerProcess(data_dir).start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+def run_cli(
+    *args: str,
+    data_dir: Path,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run the real ``ai-memory`` command line."""
+    return subprocess.run(
+        [*AI_MEMORY, *args, "--data-dir", str(data_dir)],
+        input=input,
+        capture_output=True,
+        env=env or clean_env(),
+        cwd=cwd,
+        timeout=120,
+    )
