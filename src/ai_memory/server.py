@@ -6,8 +6,6 @@ import ipaddress
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
-
 import anyio.to_thread
 from fastapi import FastAPI
 
@@ -22,7 +20,7 @@ from ai_memory.web.middleware import BearerAuth, BodyLimit
 log = logging.getLogger(__name__)
 
 
-def create_app(config: Config, token: str | None) -> Any:
+def create_app(config: Config, token: str | None) -> FastAPI:
     """The whole server as one ASGI app; the runtime starts and stops with its lifespan."""
 
     @asynccontextmanager
@@ -44,7 +42,10 @@ def create_app(config: Config, token: str | None) -> Any:
         return {"status": "ok", "version": __version__}
 
     app.include_router(api.router)
-    return BodyLimit(BearerAuth(app, token), config.server.max_request_bytes)
+    # The last middleware added runs first: auth before anything reads a body.
+    app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)
+    app.add_middleware(BearerAuth, token=token)
+    return app
 
 
 def parse_bind(bind: str) -> tuple[str, int]:
