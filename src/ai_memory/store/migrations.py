@@ -150,6 +150,11 @@ MIGRATIONS: list[str] = [
         detail TEXT NOT NULL DEFAULT '{{}}'
     );
     """,
+    # 2: structured extras of an observation (files touched, event source, ...) as JSON.
+    """
+    ALTER TABLE observations ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';
+    CREATE INDEX sessions_open ON sessions(ended_at, last_event_at);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
