@@ -79,6 +79,27 @@ class DecaySettings(Section):
     )
 
 
+class HooksSettings(Section):
+    queue_size: int = Field(
+        2048, ge=16, le=1_000_000, description="hook events being ingested at once before 429"
+    )
+    redact_patterns: list[str] = Field(
+        [], description="extra regular expressions the sanitizer redacts"
+    )
+    brief_chars: int = Field(
+        6000, ge=500, le=9500, description="character budget of the session-start packet"
+    )
+    idle_end_s: float = Field(
+        1800.0, ge=1, le=30 * 86400, description="end a session after this long without events"
+    )
+    scheduler_interval_s: float = Field(
+        30.0, ge=0.1, le=3600, description="how often idle sessions are looked for"
+    )
+    page_observations: int = Field(
+        50, ge=0, le=1000, description="raw observations listed at the end of a session page"
+    )
+
+
 class Config(BaseModel):
     """Every setting, validated. Build it with :meth:`Config.load`."""
 
@@ -89,6 +110,7 @@ class Config(BaseModel):
     store: StoreSettings = Field(default_factory=StoreSettings)
     wiki: WikiSettings = Field(default_factory=WikiSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)
+    hooks: HooksSettings = Field(default_factory=HooksSettings)
 
     # Layout of the data dir.
     @property
@@ -226,6 +248,7 @@ def render_default_config() -> str:
         "store": StoreSettings,
         "wiki": WikiSettings,
         "decay": DecaySettings,
+        "hooks": HooksSettings,
     }
     for name, model in sections.items():
         out += ["", f"[{name}]"]
