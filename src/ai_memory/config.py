@@ -100,6 +100,54 @@ class HooksSettings(Section):
     )
 
 
+class RetrievalSettings(Section):
+    rrf_k: int = Field(60, ge=1, le=1000, description="reciprocal rank fusion constant k")
+    candidates: int = Field(
+        50, ge=5, le=1000, description="how many candidates each stream ranks before fusion"
+    )
+    title_weight: float = Field(
+        4.0, ge=0.0, le=100.0, description="BM25 weight of a page title against its body (1.0)"
+    )
+    weight_fts: float = Field(1.0, ge=0.0, le=10.0, description="fusion weight of full-text")
+    weight_entities: float = Field(
+        0.6, ge=0.0, le=10.0, description="fusion weight of entity matches"
+    )
+    weight_graph: float = Field(
+        0.25, ge=0.0, le=10.0, description="fusion weight of pages one link from the best hits"
+    )
+    weight_evidence: float = Field(
+        1.0, ge=0.0, le=10.0, description="fusion weight of raw-observation evidence"
+    )
+    weight_vectors: float = Field(
+        0.5, ge=0.0, le=10.0, description="fusion weight of vector similarity"
+    )
+    stopwords: list[str] = Field(
+        [], description="replaces the built-in English stopword list when not empty"
+    )
+    reinforce_interval_s: float = Field(
+        60.0, ge=0.0, le=86400, description="a hit bumps a page's access count at most this often"
+    )
+
+
+class EmbeddingsSettings(Section):
+    provider: Literal["none", "local"] = Field(
+        "none",
+        description="'local' embeds page chunks in the background with a local model "
+        "(needs the 'embeddings' extra); 'none' turns vectors off",
+    )
+    model: str = Field(
+        "all-MiniLM-L6-v2",
+        description="model name stored beside each vector; changing it makes old vectors stale",
+    )
+    model_path: str = Field(
+        "",
+        description="directory holding a BERT-style model (config.json, tokenizer.json, "
+        "model.safetensors); empty: the packaged all-MiniLM-L6-v2",
+    )
+    batch_size: int = Field(32, ge=1, le=1024, description="chunks embedded per batch")
+    threads: int = Field(1, ge=1, le=64, description="CPU threads the embedder may use")
+
+
 class Config(BaseModel):
     """Every setting, validated. Build it with :meth:`Config.load`."""
 
@@ -110,6 +158,8 @@ class Config(BaseModel):
     store: StoreSettings = Field(default_factory=StoreSettings)
     wiki: WikiSettings = Field(default_factory=WikiSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    embeddings: EmbeddingsSettings = Field(default_factory=EmbeddingsSettings)
     hooks: HooksSettings = Field(default_factory=HooksSettings)
 
     # Layout of the data dir.
@@ -248,6 +298,8 @@ def render_default_config() -> str:
         "store": StoreSettings,
         "wiki": WikiSettings,
         "decay": DecaySettings,
+        "retrieval": RetrievalSettings,
+        "embeddings": EmbeddingsSettings,
         "hooks": HooksSettings,
     }
     for name, model in sections.items():

@@ -14,5 +14,16 @@ def fts_text(text: str) -> str:
     return _EDGE_PUNCT.sub(" ", text)
 
 
+# Han, Hiragana, Katakana, Hangul and CJK punctuation/compatibility blocks: scripts
+# written without spaces, which a word tokenizer cannot split.
+_CJK = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\u3130-\u318f]"
+)
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
 def normalise_entity(name: str) -> str:
     return " ".join(name.casefold().split())

@@ -155,6 +155,26 @@ MIGRATIONS: list[str] = [
     ALTER TABLE observations ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';
     CREATE INDEX sessions_open ON sessions(ended_at, last_event_at);
     """,
+    # 3: retrieval companions. Text with CJK characters (no spaces between words)
+    # is also indexed by trigrams; page-chunk vectors carry the provider, model and
+    # dimension that made them, so vectors of another model are ignored, not misread.
+    """
+    CREATE VIRTUAL TABLE pages_cjk USING fts5(title, body, tokenize="trigram");
+    CREATE TABLE page_vectors (
+        id INTEGER PRIMARY KEY,
+        page_id INTEGER NOT NULL,
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        chunk INTEGER NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX page_vectors_page ON page_vectors(page_id);
+    CREATE INDEX page_vectors_model ON page_vectors(provider, model, dim, id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.page import PageDocument
-from ai_memory.core.text import fts_text, normalise_entity
+from ai_memory.core.text import fts_text, has_cjk, normalise_entity
 
 PAGE_COLUMNS = (
     "id, workspace, project, path, version, is_latest, supersedes, title, kind, tier, tags, "
@@ -68,6 +68,9 @@ VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 
 INSERT_FTS = "INSERT INTO pages_fts(rowid, title, body) VALUES (?, ?, ?)"
 DELETE_FTS = "DELETE FROM pages_fts WHERE rowid = ?"
+INSERT_CJK = "INSERT INTO pages_cjk(rowid, title, body) VALUES (?, ?, ?)"
+DELETE_CJK = "DELETE FROM pages_cjk WHERE rowid = ?"
+DELETE_VECTORS = "DELETE FROM page_vectors WHERE page_id = ?"
 INSERT_LINK = """
 INSERT INTO links (src_id, workspace, project, src_path, dst_workspace, dst_project, dst_path,
     label) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -169,6 +172,9 @@ def insert_version(
 def index_derived(conn: sqlite3.Connection, page_id: int, ref: PageRef, doc: PageDocument) -> None:
     """FTS, links and entities of one latest version; same transaction as the page row."""
     conn.execute(INSERT_FTS, (page_id, fts_text(doc.title), fts_text(doc.body)))
+    if has_cjk(doc.title) or has_cjk(doc.body):
+        # Only pages that hold CJK text pay for the trigram companion index.
+        conn.execute(INSERT_CJK, (page_id, doc.title, doc.body))
     conn.executemany(
         INSERT_LINK,
         [
@@ -187,8 +193,10 @@ def index_derived(conn: sqlite3.Connection, page_id: int, ref: PageRef, doc: Pag
 
 def drop_derived(conn: sqlite3.Connection, page_id: int) -> None:
     conn.execute(DELETE_FTS, (page_id,))
+    conn.execute(DELETE_CJK, (page_id,))
     conn.execute(DELETE_LINKS, (page_id,))
     conn.execute(DELETE_ENTITIES, (page_id,))
+    conn.execute(DELETE_VECTORS, (page_id,))
 
 
 def retire(conn: sqlite3.Connection, page_id: int) -> None:
