@@ -17,6 +17,7 @@ import pytest
 
 from ai_memory.config import Config
 from ai_memory.maintenance.init import initialise, read_token
+from ai_memory.runtime import Runtime
 
 AI_MEMORY = [sys.executable, "-m", "ai_memory"]
 
@@ -134,3 +135,13 @@ def run_cli(
         cwd=cwd,
         timeout=120,
     )
+
+
+@pytest.fixture
+def runtime(data_dir: Path) -> Iterator[Runtime]:
+    """The data dir's parts running in this process (no HTTP)."""
+    started = Runtime.start(Config.load(data_dir, {}))
+    try:
+        yield started
+    finally:
+        started.stop()

@@ -199,6 +199,13 @@ def drop_derived(conn: sqlite3.Connection, page_id: int) -> None:
     conn.execute(DELETE_VECTORS, (page_id,))
 
 
+def clear_derived(conn: sqlite3.Connection) -> None:
+    """Empty every table derived from page text, before a full rebuild."""
+    conn.execute("DELETE FROM pages_fts")
+    conn.execute("DELETE FROM links")
+    conn.execute("DELETE FROM entities")
+
+
 def retire(conn: sqlite3.Connection, page_id: int) -> None:
     conn.execute(RETIRE, (page_id,))
     drop_derived(conn, page_id)

@@ -13,7 +13,12 @@ from ai_memory.core.errors import AiMemoryError
 
 log = logging.getLogger(__name__)
 
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}
+_HTTP_CODES = {
+    400: "invalid_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    401: "unauthorized",
+}
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -34,8 +39,11 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "http_error")
+        message = str(exc.detail)
+        if exc.status_code == 400 and "parsing the body" in message:
+            message = "the request body is not valid JSON in UTF-8"
         return JSONResponse(
-            {"error": code, "message": str(exc.detail)},
+            {"error": code, "message": message},
             status_code=exc.status_code,
             headers=exc.headers,
         )

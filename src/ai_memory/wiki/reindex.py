@@ -77,7 +77,7 @@ def reconcile(
     files = list(scan(wiki.root, report))
     report.files = len(files)
     if full:
-        wiki.writer.call(_clear_derived, timeout=None)
+        wiki.writer.call(pages.clear_derived, timeout=None)
     seen: set[tuple[str, str, str]] = set()
     for start in range(0, len(files), BATCH):
         batch = []
@@ -93,12 +93,6 @@ def reconcile(
     if wiki.checkpointer is not None and report.changed:
         wiki.checkpointer.notify(*(f"{w}/{p}/{path}" for w, p, path in seen))
     return report
-
-
-def _clear_derived(conn: sqlite3.Connection) -> None:
-    conn.execute("INSERT INTO pages_fts(pages_fts) VALUES ('delete-all')")
-    conn.execute("DELETE FROM links")
-    conn.execute("DELETE FROM entities")
 
 
 def _apply(

@@ -1,0 +1,211 @@
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pygit2
+
+from ai_memory.config import Config
+from ai_memory.server import create_app
+from tests.conftest import ServerProcess
+
+PAGES = "/api/v1/projects/default/api/pages"
+
+
+def committed_paths(wiki: Path) -> set[str]:
+    repo = pygit2.Repository(str(wiki))
+    paths: set[str] = set()
+
+    def walk(tree: pygit2.Tree, prefix: str) -> None:
+        for entry in tree:
+            if entry.type_str == "tree":
+                walk(repo.get(entry.id), f"{prefix}{entry.name}/")
+            else:
+                paths.add(f"{prefix}{entry.name}")
+
+    walk(repo.head.peel(pygit2.Commit).tree, "")
+    return paths
+
+
+def wait_for(predicate, seconds: float = 15.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return bool(predicate())
+
+
+def test_page_written_through_the_api_is_everywhere(server: ServerProcess) -> None:
+    with server.client() as client:
+        answer = client.put(
+            f"{PAGES}/decisions/db.md",
+            json={"body": "# Use SQLite\n\nOne writer thread.\n", "tags": ["db"], "pinned": True},
+        )
+        assert answer.status_code == 200, answer.text
+        page_id = answer.json()["page_id"]
+        page = client.get(f"{PAGES}/decisions/db.md").json()
+    assert page["page_id"] == page_id and page["is_latest"] and page["pinned"]
+    file = server.data_dir / "wiki/default/api/decisions/db.md"
+    assert file.read_text().startswith("---\ntitle: Use SQLite\n")
+    conn = sqlite3.connect(server.data_dir / "db/memory.sqlite")
+    hits = conn.execute("SELECT rowid FROM pages_fts WHERE pages_fts MATCH 'writer'").fetchall()
+    conn.close()
+    assert hits == [(page_id,)]
+    assert wait_for(
+        lambda: "default/api/decisions/db.md" in committed_paths(server.data_dir / "wiki")
+    )
+
+
+def test_recent_history_delete_and_status(server: ServerProcess) -> None:
+    with server.client() as client:
+        for i in range(3):
+            client.put(f"{PAGES}/notes/{i}.md", json={"body": f"note {i}"}).raise_for_status()
+        client.put(f"{PAGES}/notes/0.md", json={"body": "note zero"}).raise_for_status()
+        recent = client.get(PAGES, params={"limit": 2}).json()["pages"]
+        assert [p["path"] for p in recent] == ["notes/0.md", "notes/2.md"]
+        history = client.get("/api/v1/projects/default/api/history/notes/0.md").json()
+        assert [v["version"] for v in history["versions"]] == [2, 1]
+        assert client.delete(f"{PAGES}/notes/1.md").json()["deleted"] is True
+        assert client.get(f"{PAGES}/notes/1.md").json()["error"] == "not_found"
+        status = client.get("/api/v1/status", params={"project": "api"}).json()
+        assert status["pages"] == 2 and status["project"]["versions"] == 4
+        projects = client.get("/api/v1/projects").json()["projects"]
+        assert projects == [
+            {
+                "workspace": "default",
+                "name": "api",
+                "remote": None,
+                "created_at": projects[0]["created_at"],
+                "pages": 2,
+            }
+        ]
+
+
+def test_eight_concurrent_writers_of_500_pages(server: ServerProcess) -> None:
+    def writer(n: int) -> list[int]:
+        statuses = []
+        with server.client(timeout=60) as client:
+            for i in range(500):
+                answer = client.put(
+                    f"{PAGES}/w{n}/p{i}.md", json={"body": f"writer {n} page {i} words"}
+                )
+                statuses.append(answer.status_code)
+                assert "database is locked" not in answer.text
+        return statuses
+
+    with ThreadPoolExecutor(8) as pool:
+        results = [s for statuses in pool.map(writer, range(8)) for s in statuses]
+    assert results == [200] * 4000
+    conn = sqlite3.connect(server.data_dir / "db/memory.sqlite")
+    pages = conn.execute("SELECT count(*) FROM pages WHERE is_latest = 1").fetchone()[0]
+    fts = conn.execute("SELECT count(*) FROM pages_fts").fetchone()[0]
+    conn.close()
+    assert pages == 4000 and fts == 4000
+    files = list((server.data_dir / "wiki/default/api").rglob("*.md"))
+    assert len(files) == 4000
+
+
+def test_bad_input_gets_a_clear_4xx_and_changes_nothing(server: ServerProcess) -> None:
+    with server.client() as client:
+        first = client.put(f"{PAGES}/notes/keep.md", json={"body": "keep me"}).json()
+        cases = [
+            ("PUT", f"{PAGES}/%2E%2E/x.md", {"json": {"body": "x"}}, 400, "invalid_path"),
+            ("PUT", f"{PAGES}//etc/passwd", {"json": {"body": "x"}}, 400, "invalid_path"),
+            ("PUT", f"{PAGES}/.git/config", {"json": {"body": "x"}}, 400, "invalid_path"),
+            ("PUT", f"{PAGES}/a.txt", {"json": {"body": "x"}}, 400, "invalid_path"),
+            (
+                "PUT",
+                "/api/v1/projects/default/bad%20name/pages/a.md",
+                {"json": {"body": "x"}},
+                400,
+                "invalid_identity",
+            ),
+            (
+                "PUT",
+                f"{PAGES}/notes/keep.md",
+                {"content": b'{"body": "' + b"x" * (20 * 1024 * 1024) + b'"}'},
+                413,
+                "too_large",
+            ),
+            (
+                "PUT",
+                f"{PAGES}/notes/keep.md",
+                {
+                    "content": b'{"body": "\xff\xfe bad"}',
+                    "headers": {"content-type": "application/json"},
+                },
+                400,
+                "invalid_request",
+            ),
+            (
+                "PUT",
+                f"{PAGES}/notes/keep.md",
+                {"json": {"body": "---\ntitle: [x\n---\nbody"}},
+                400,
+                "invalid_frontmatter",
+            ),
+            (
+                "PUT",
+                f"{PAGES}/notes/keep.md",
+                {"json": {"body": "new", "expected_page_id": first["page_id"] + 99}},
+                409,
+                "precondition_failed",
+            ),
+            (
+                "PUT",
+                f"{PAGES}/notes/keep.md",
+                {"json": {"body": "new", "kind": "nonsense"}},
+                422,
+                "invalid_request",
+            ),
+            ("PUT", f"{PAGES}/notes/keep.md", {"json": {"bodyy": "new"}}, 422, "invalid_request"),
+            (
+                "PUT",
+                f"{PAGES}/notes/keep.md",
+                {"content": b"not json", "headers": {"content-type": "application/json"}},
+                422,
+                "invalid_request",
+            ),
+            ("DELETE", f"{PAGES}/notes/missing.md", {}, 404, "not_found"),
+        ]
+        for method, url, kwargs, status, code in cases:
+            answer = client.request(method, url, **kwargs)
+            assert answer.status_code == status, (url, answer.text[:300])
+            payload = answer.json()
+            assert payload["error"] == code and payload["message"], (url, payload)
+        stale = client.put(
+            f"{PAGES}/notes/keep.md", json={"body": "n", "expected_page_id": first["page_id"] + 99}
+        ).json()
+        assert stale["current_page_id"] == first["page_id"]
+        page = client.get(f"{PAGES}/notes/keep.md").json()
+    assert page["body"] == "keep me" and page["version"] == 1
+    assert (server.data_dir / "wiki/default/api/notes/keep.md").read_text().endswith("keep me")
+    assert not (server.data_dir / "x.md").exists()
+
+
+def test_no_route_but_healthz_answers_without_the_token(server: ServerProcess) -> None:
+    app = create_app(Config.load(server.data_dir, {}), "unused")
+    paths = {route.path for route in app.routes if hasattr(route, "methods")}  # type: ignore[attr-defined]
+    paths |= {"/", "/nope", "/mcp", "/web", "/hook"}
+    filled = {
+        p.replace("{workspace}", "default").replace("{project}", "api").replace("{path}", "a.md")
+        for p in paths
+    }
+    assert len(filled) > 5
+    for path in sorted(filled):
+        for method in ("GET", "POST", "PUT", "DELETE"):
+            plain = httpx.request(method, server.url + path, timeout=10)
+            wrong = httpx.request(
+                method, server.url + path, headers={"Authorization": "Bearer nope"}, timeout=10
+            )
+            if path == "/healthz" and method == "GET":
+                assert plain.status_code == 200
+                continue
+            assert plain.status_code == 401, (method, path, plain.status_code)
+            assert wrong.status_code == 401, (method, path, wrong.status_code)
+            assert json.loads(plain.text)["error"] == "unauthorized"

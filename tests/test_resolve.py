@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ai_memory.core.errors import ConfigError, Forbidden
+from ai_memory.hookclient.resolve import normalise_remote, project_name, resolve_project
+from ai_memory.server import check_exposure, is_loopback, parse_bind
+
+
+@pytest.mark.parametrize(
+    ("url", "identity"),
+    [
+        ("git@github.com:acme/api.git", "github.com/acme/api"),
+        ("https://github.com/acme/api", "github.com/acme/api"),
+        ("https://user:pw@GitHub.com/acme/api.git/", "github.com/acme/api"),
+        ("ssh://git@gitlab.example.com:2222/group/sub/api.git", "gitlab.example.com/group/sub/api"),
+    ],
+)
+def test_remotes_normalise_to_a_hostful_identity(url: str, identity: str) -> None:
+    assert normalise_remote(url) == identity
+
+
+def test_project_name_drops_the_host() -> None:
+    assert project_name("github.com/acme/api") == "acme-api"
+    assert project_name("gitlab.example.com/group/sub/api") == "group-sub-api"
+
+
+def make_repo(root: Path, remote: str | None) -> Path:
+    (root / ".git").mkdir(parents=True)
+    config = "[core]\n\tbare = false\n"
+    if remote:
+        config += f'[remote "origin"]\n\turl = {remote}\n\tfetch = +refs/heads/*\n'
+    (root / ".git/config").write_text(config)
+    return root
+
+
+def test_checkout_subdirectories_worktrees_and_markers(tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "api", "git@github.com:acme/api.git")
+    (main / "src/deep").mkdir(parents=True)
+    assert resolve_project(main / "src/deep").project == "acme-api"
+    # A worktree's .git is a file pointing into the main repository's git dir.
+    worktree_git = main / ".git/worktrees/feature"
+    worktree_git.mkdir(parents=True)
+    (worktree_git / "commondir").write_text("../..\n")
+    worktree = tmp_path / "feature"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {worktree_git}\n")
+    identity = resolve_project(worktree)
+    assert (identity.project, identity.remote) == ("acme-api", "github.com/acme/api")
+    # Another repository also called `api` is another project.
+    other = make_repo(tmp_path / "other/api", "https://gitlab.com/beta/api")
+    assert resolve_project(other).project == "beta-api"
+    # No remote: the directory name.
+    assert resolve_project(make_repo(tmp_path / "solo", None)).project == "solo"
+    # A marker wins over the remote.
+    (main / "src/.ai-memory.toml").write_text('workspace = "team"\nproject = "core"\n')
+    marked = resolve_project(main / "src/deep")
+    assert (marked.workspace, marked.project, marked.source) == ("team", "core", "marker")
+
+
+def test_bind_checks() -> None:
+    assert parse_bind("127.0.0.1:8080") == ("127.0.0.1", 8080)
+    assert parse_bind("[::1]:9") == ("::1", 9)
+    with pytest.raises(ConfigError):
+        parse_bind("nope")
+    assert is_loopback("localhost") and is_loopback("::1") and not is_loopback("0.0.0.0")
+    check_exposure("127.0.0.1", None)
+    with pytest.raises(Forbidden, match="without a bearer token"):
+        check_exposure("0.0.0.0", None)
+    check_exposure("0.0.0.0", "token")

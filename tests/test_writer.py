@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from ai_memory.core.errors import Saturated, SchemaTooNew, Unavailable
+from ai_memory.store.db import connect_writer
+from ai_memory.store.migrations import SCHEMA_VERSION, migrate
+from ai_memory.store.readers import ReaderPool
+from ai_memory.store.writer import Writer
+
+
+def insert(value: str):  # type: ignore[no-untyped-def]
+    def command(conn: sqlite3.Connection) -> int:
+        cursor = conn.execute(
+            "INSERT INTO audit_log(at, actor, action, detail) VALUES ('t', 'test', ?, '{}')",
+            (value,),
+        )
+        return int(cursor.lastrowid or 0)
+
+    return command
+
+
+def fail(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO audit_log(at, actor, action, detail) VALUES ('t','x','bad','{}')")
+    raise ValueError("boom")
+
+
+def count(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("SELECT count(*) FROM audit_log").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_group_commit_isolates_a_failing_command(tmp_path: Path) -> None:
+    db = tmp_path / "m.sqlite"
+    writer = Writer(db)
+    writer.start()
+    gate = threading.Event()
+    blocker = writer.submit(lambda conn: gate.wait(5))
+    futures = [writer.submit(insert(f"a{i}")) for i in range(50)]
+    bad = writer.submit(fail)
+    futures += [writer.submit(insert(f"b{i}")) for i in range(50)]
+    gate.set()
+    assert blocker.result() is True
+    ids = [f.result() for f in futures]
+    with pytest.raises(ValueError, match="boom"):
+        bad.result()
+    writer.stop()
+    assert len(set(ids)) == 100
+    assert count(db) == 100  # the failing command's own insert was rolled back
+    assert writer.transactions < writer.commands  # several commands shared a transaction
+
+
+def test_full_queue_refuses_instead_of_waiting(tmp_path: Path) -> None:
+    writer = Writer(tmp_path / "m.sqlite", queue_size=16)
+    writer.start()
+    gate = threading.Event()
+    first = writer.submit(lambda conn: gate.wait(5))
+    accepted = []
+    with pytest.raises(Saturated):
+        for i in range(100):
+            accepted.append(writer.submit(insert(str(i))))
+    gate.set()
+    first.result()
+    for future in accepted:
+        future.result()
+    writer.stop()
+    assert count(tmp_path / "m.sqlite") == len(accepted)
+
+
+def test_stop_drains_accepted_commands_then_refuses(tmp_path: Path) -> None:
+    writer = Writer(tmp_path / "m.sqlite")
+    writer.start()
+    futures = [writer.submit(insert(str(i))) for i in range(200)]
+    writer.stop()
+    assert all(f.done() and f.exception() is None for f in futures)
+    with pytest.raises(Unavailable):
+        writer.submit(insert("late"))
+    assert count(tmp_path / "m.sqlite") == 200
+
+
+def test_readers_cannot_write(tmp_path: Path) -> None:
+    writer = Writer(tmp_path / "m.sqlite")
+    writer.start()
+    pool = ReaderPool(tmp_path / "m.sqlite", 2)
+    with pytest.raises(sqlite3.OperationalError):
+        pool.read(
+            lambda conn: conn.execute(
+                "INSERT INTO audit_log(at, actor, action) VALUES ('t','x','y')"
+            )
+        )
+    assert pool.read(lambda conn: conn.execute("PRAGMA journal_mode").fetchone()[0]) == "wal"
+    pool.close()
+    writer.stop()
+
+
+def test_database_newer_than_the_code_refuses_to_open(tmp_path: Path) -> None:
+    conn = connect_writer(tmp_path / "m.sqlite")
+    migrate(conn)
+    conn.execute("INSERT INTO schema_migrations VALUES (?, 'later')", (SCHEMA_VERSION + 1,))
+    with pytest.raises(SchemaTooNew, match="upgrade ai-memory"):
+        migrate(conn)
+    conn.close()
