@@ -7,10 +7,12 @@ nothing here is global, every part is handed to what needs it.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ai_memory.config import Config
 from ai_memory.core.errors import NotInitialised
+from ai_memory.retrieval.search import Retriever
+from ai_memory.retrieval.setup import build_retriever
 from ai_memory.store.readers import ReaderPool
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.git import GitCheckpointer
@@ -28,6 +30,7 @@ class Runtime:
     checkpointer: GitCheckpointer
     wiki: Wiki
     startup_report: ReconcileReport | None = None
+    retrieval: Retriever = field(init=False)
 
     @classmethod
     def start(cls, config: Config, *, reconcile_wiki: bool = True) -> Runtime:
@@ -57,6 +60,7 @@ class Runtime:
             write_timeout=config.store.write_timeout_s,
         )
         runtime = cls(config, writer, readers, checkpointer, wiki)
+        runtime.retrieval = build_retriever(config, readers, writer)
         if reconcile_wiki:
             runtime.startup_report = reconcile(wiki)
             for warning in runtime.startup_report.warnings:

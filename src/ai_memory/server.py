@@ -14,6 +14,7 @@ from ai_memory.config import Config
 from ai_memory.core.errors import ConfigError, Forbidden
 from ai_memory.runtime import Runtime
 from ai_memory.web import api
+from ai_memory.web import search as search_api
 from ai_memory.web.errors import install_error_handlers
 from ai_memory.web.middleware import BearerAuth, BodyLimit
 
@@ -42,6 +43,7 @@ def create_app(config: Config, token: str | None) -> FastAPI:
         return {"status": "ok", "version": __version__}
 
     app.include_router(api.router)
+    app.include_router(search_api.router)
     # The last middleware added runs first: auth before anything reads a body.
     app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)
     app.add_middleware(BearerAuth, token=token)

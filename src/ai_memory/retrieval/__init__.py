@@ -1,0 +1,1 @@
+"""Finding pages: query preparation, ranked streams, fusion, authority, explain."""

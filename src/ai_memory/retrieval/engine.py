@@ -1,0 +1,312 @@
+"""The search pipeline on one read connection: streams, fusion, authority, snippets."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ai_memory.config import RetrievalSettings
+from ai_memory.retrieval.authority import authority
+from ai_memory.retrieval.filters import PageFilter
+from ai_memory.retrieval.fusion import Fused, fuse
+from ai_memory.retrieval.models import (
+    Hit,
+    HitExplain,
+    QueryExplain,
+    RawHit,
+    SearchRequest,
+    SearchResponse,
+    StreamExplain,
+    StreamSummary,
+)
+from ai_memory.retrieval.query import PreparedQuery, prepare
+from ai_memory.retrieval.scope import SearchScope
+from ai_memory.retrieval.snippets import snippet
+from ai_memory.retrieval.streams import StreamResult
+from ai_memory.retrieval.streams.entities import entity_stream
+from ai_memory.retrieval.streams.evidence import Observation, evidence_stream, match_observations
+from ai_memory.retrieval.streams.graph import graph_stream
+from ai_memory.retrieval.streams.history import history_stream
+from ai_memory.retrieval.streams.lexical import cjk_stream, fts_stream
+
+META = """
+SELECT id, workspace, project, path, version, is_latest, title, kind, tier, tags, pinned,
+    expires_at, frontmatter FROM pages WHERE id IN ({marks})
+"""
+BODIES = "SELECT id, body FROM pages WHERE id IN ({marks})"
+FEEDBACK = """
+SELECT workspace, project, path, signal, count(*) AS n FROM page_feedback
+WHERE path IN ({marks}) GROUP BY workspace, project, path, signal
+"""
+GRAPH_SEEDS = 5
+GLOBAL_LIMIT = 5
+RAW_SNIPPET_WORDS = 40
+
+
+class VectorStream(Protocol):
+    """The optional vector stream (see ``retrieval.vectors``)."""
+
+    def stream(
+        self, conn: sqlite3.Connection, text: str, page_filter: PageFilter, limit: int
+    ) -> StreamResult: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    settings: RetrievalSettings
+    stopwords: Collection[str]
+    vectors: VectorStream | None = None
+
+    @property
+    def weights(self) -> dict[str, float]:
+        s = self.settings
+        return {
+            "fts": s.weight_fts,
+            "cjk": s.weight_fts,
+            "history": s.weight_fts,
+            "entities": s.weight_entities,
+            "graph": s.weight_graph,
+            "evidence": s.weight_evidence,
+            "vectors": s.weight_vectors if self.vectors is not None else 0.0,
+        }
+
+    def run(
+        self, conn: sqlite3.Connection, request: SearchRequest, scope: SearchScope, now: str
+    ) -> SearchResponse:
+        started = time.perf_counter()
+        query = prepare(request.query, self.stopwords)
+        page_filter = self._filter(request, scope.main, now)
+        ranked = self._rank(conn, query, page_filter, request, request.limit)
+        global_hits: list[Hit] = []
+        if scope.shared is not None and not query.empty:
+            shared_filter = self._filter(request, (scope.shared,), now)
+            limit = min(request.limit, GLOBAL_LIMIT)
+            global_hits = self._rank(conn, query, shared_filter, request, limit).hits
+        raw_hits = [] if ranked.hits else _raw_hits(ranked.observations, request.limit)
+        total_ms = (time.perf_counter() - started) * 1000
+        explain = None
+        if request.explain:
+            explain = QueryExplain(
+                fts=query.fts,
+                mode=query.mode,
+                words=list(query.words),
+                active_streams=[r.name for r in ranked.results if self.weights.get(r.name)],
+                streams={
+                    r.name: StreamSummary(
+                        ms=round(r.ms, 3),
+                        candidates=len(r.hits),
+                        weight=self.weights.get(r.name, 0.0),
+                        note=r.note,
+                    )
+                    for r in ranked.results
+                },
+            )
+        return SearchResponse(
+            query=request.query,
+            hits=ranked.hits,
+            raw_hits=raw_hits,
+            global_hits=global_hits,
+            scope=scope.describe(),
+            timings={"total_ms": round(total_ms, 3)},
+            explain=explain,
+        )
+
+    def _filter(self, request: SearchRequest, scopes: tuple[Any, ...], now: str) -> PageFilter:
+        return PageFilter(
+            scopes=scopes,
+            kind=request.kind,
+            tier=request.tier,
+            tag=request.tag,
+            path_prefix=request.path_prefix,
+            include_expired=request.include_expired,
+            as_of=request.as_of,
+            now=now,
+        )
+
+    def _rank(
+        self,
+        conn: sqlite3.Connection,
+        query: PreparedQuery,
+        page_filter: PageFilter,
+        request: SearchRequest,
+        limit: int,
+    ) -> _Ranked:
+        n = max(self.settings.candidates, limit)
+        results: list[StreamResult] = []
+        observations: list[Observation] = []
+        if query.empty:
+            return _Ranked([], results, observations)
+
+        def timed(run: Callable[[], StreamResult]) -> StreamResult:
+            t = time.perf_counter()
+            result = run()
+            result.ms = (time.perf_counter() - t) * 1000
+            results.append(result)
+            return result
+
+        tw = self.settings.title_weight
+        fts = timed(lambda: fts_stream(conn, query, page_filter, title_weight=tw, limit=n))
+        if query.cjk_match or query.cjk_like:
+            timed(lambda: cjk_stream(conn, query, page_filter, title_weight=tw, limit=n))
+        entities = timed(lambda: entity_stream(conn, query, page_filter, limit=n))
+
+        def evidence() -> StreamResult:
+            observations.extend(match_observations(conn, query, page_filter, n * 4))
+            return evidence_stream(conn, observations, page_filter, limit=n)
+
+        timed(evidence)
+        if self.vectors is not None and self.settings.weight_vectors > 0:
+            vectors = self.vectors
+            timed(lambda: vectors.stream(conn, request.query, page_filter, n))
+        if request.include_superseded or request.as_of:
+            timed(lambda: history_stream(conn, query, page_filter, limit=n))
+        seeds = list(
+            dict.fromkeys(
+                [h.page_id for h in fts.top(GRAPH_SEEDS)]
+                + [h.page_id for h in entities.top(GRAPH_SEEDS)]
+            )
+        )
+        timed(lambda: graph_stream(conn, seeds, page_filter, limit=n))
+        fused = fuse(results, self.weights, self.settings.rrf_k)
+        hits = self._hits(conn, fused, query, request, page_filter.now, limit)
+        return _Ranked(hits, results, observations)
+
+    def _hits(
+        self,
+        conn: sqlite3.Connection,
+        fused: dict[int, Fused],
+        query: PreparedQuery,
+        request: SearchRequest,
+        now: str,
+        limit: int,
+    ) -> list[Hit]:
+        if not fused:
+            return []
+        ids = list(fused)
+        rows = {
+            int(r["id"]): r
+            for r in conn.execute(META.format(marks=",".join("?" * len(ids))), ids).fetchall()
+        }
+        feedback = _feedback(conn, rows.values())
+        scored: list[tuple[float, bool, sqlite3.Row, float, dict[str, float]]] = []
+        for page_id, entry in fused.items():
+            row = rows.get(page_id)
+            if row is None:
+                continue
+            factor, parts = authority(
+                kind=row["kind"],
+                tier=row["tier"],
+                pinned=bool(row["pinned"]),
+                tags=json.loads(row["tags"]),
+                feedback=feedback.get((row["workspace"], row["project"], row["path"]), {}),
+                older_version=not row["is_latest"],
+            )
+            scored.append((entry.rrf * factor, bool(row["pinned"]), row, factor, parts))
+        if request.pin_first:
+            scored.sort(key=lambda s: (not s[1], -s[0], -s[2]["id"]))
+        else:
+            scored.sort(key=lambda s: (-s[0], -s[2]["id"]))
+        top = scored[:limit]
+        top_ids = [s[2]["id"] for s in top]
+        bodies = {
+            int(r["id"]): r["body"]
+            for r in conn.execute(BODIES.format(marks=",".join("?" * len(top_ids))), top_ids)
+        }
+        terms = list(query.words)
+        hits = []
+        for score, pinned, row, factor, parts in top:
+            entry = fused[int(row["id"])]
+            expires = row["expires_at"]
+            hit = Hit(
+                page_id=row["id"],
+                version=row["version"],
+                workspace=row["workspace"],
+                project=row["project"],
+                path=row["path"],
+                title=row["title"],
+                kind=row["kind"],
+                tier=row["tier"],
+                snippet=snippet(bodies.get(row["id"], ""), terms, json.loads(row["frontmatter"])),
+                score=round(score, 6),
+                pinned=True if pinned else None,
+                superseded=True if not row["is_latest"] else None,
+                expired=True if expires and str(expires) <= now else None,
+            )
+            if request.explain:
+                hit.explain = _hit_explain(entry, factor, parts)
+            hits.append(hit)
+        return hits
+
+
+@dataclass(slots=True)
+class _Ranked:
+    hits: list[Hit]
+    results: list[StreamResult]
+    observations: list[Observation]
+
+
+def _hit_explain(entry: Fused, factor: float, parts: dict[str, float]) -> HitExplain:
+    explain = HitExplain(
+        streams={
+            name: StreamExplain(
+                rank=c.rank, score=round(c.score, 6), contribution=round(c.contribution, 6)
+            )
+            for name, c in entry.streams.items()
+        },
+        rrf=round(entry.rrf, 6),
+        authority=round(factor, 4),
+        authority_parts=parts,
+    )
+    for c in entry.streams.values():
+        if "entities" in c.detail:
+            explain.matched_entities = sorted(set(c.detail["entities"]))
+        if "edge" in c.detail:
+            explain.edge = c.detail["edge"]
+        if "observation_id" in c.detail:
+            explain.observation_id = c.detail["observation_id"]
+        if "chunk" in c.detail:
+            explain.chunk = c.detail["chunk"]
+    return explain
+
+
+def _feedback(
+    conn: sqlite3.Connection, rows: Collection[sqlite3.Row]
+) -> dict[tuple[str, str, str], dict[str, int]]:
+    paths = sorted({r["path"] for r in rows})
+    if not paths:
+        return {}
+    out: dict[tuple[str, str, str], dict[str, int]] = {}
+    for r in conn.execute(FEEDBACK.format(marks=",".join("?" * len(paths))), paths):
+        out.setdefault((r["workspace"], r["project"], r["path"]), {})[r["signal"]] = int(r["n"])
+    return out
+
+
+def _raw_hits(observations: list[Observation], limit: int) -> list[RawHit]:
+    seen: set[int] = set()
+    out: list[RawHit] = []
+    for obs in observations:
+        if obs.id in seen:
+            continue
+        seen.add(obs.id)
+        words = obs.body.split()
+        text = " ".join(words[:RAW_SNIPPET_WORDS]) + (
+            " …" if len(words) > RAW_SNIPPET_WORDS else ""
+        )
+        out.append(
+            RawHit(
+                observation_id=obs.id,
+                workspace=obs.workspace,
+                project=obs.project,
+                session_id=obs.session_id,
+                kind=obs.kind,
+                snippet=text,
+                created_at=obs.created_at,
+            )
+        )
+        if len(out) >= limit:
+            break
+    return out

@@ -1,0 +1,52 @@
+"""Entity matches: query words and phrases against the normalised frontmatter entities."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ai_memory.core.text import normalise_entity
+from ai_memory.retrieval.filters import PageFilter
+from ai_memory.retrieval.query import PreparedQuery
+from ai_memory.retrieval.streams import StreamHit, StreamResult
+
+ENTITY_PAGES = """
+SELECT e.page_id, e.norm FROM entities e JOIN pages p ON p.id = e.page_id
+WHERE e.norm IN ({marks}) AND {where}
+"""
+MAX_PHRASE = 4
+MAX_PHRASES = 200
+
+
+def phrases(query: PreparedQuery) -> list[str]:
+    """Every run of 1-4 consecutive words, plus the whole query, normalised."""
+    words = query.all_words
+    found: dict[str, None] = {}
+    whole = normalise_entity(query.text.strip(" ?!.,;:"))
+    if whole:
+        found[whole] = None
+    for size in range(MAX_PHRASE, 0, -1):
+        for start in range(len(words) - size + 1):
+            gram = normalise_entity(" ".join(words[start : start + size]))
+            if size > 1 or gram in query.words:
+                found.setdefault(gram, None)
+    return list(found)[:MAX_PHRASES]
+
+
+def entity_stream(
+    conn: sqlite3.Connection, query: PreparedQuery, page_filter: PageFilter, *, limit: int
+) -> StreamResult:
+    """Pages ranked by how many query words their matched entities cover."""
+    candidates = phrases(query)
+    if not candidates:
+        return StreamResult("entities", [])
+    where, params = page_filter.where()
+    sql = ENTITY_PAGES.format(marks=",".join("?" * len(candidates)), where=where)
+    matched: dict[int, list[str]] = {}
+    for row in conn.execute(sql, (*candidates, *params)):
+        matched.setdefault(int(row["page_id"]), []).append(row["norm"])
+    hits = [
+        StreamHit(page_id, float(sum(len(n.split()) for n in set(names))), {"entities": names})
+        for page_id, names in matched.items()
+    ]
+    hits.sort(key=lambda hit: (-hit.score, -hit.page_id))
+    return StreamResult("entities", hits[:limit])

@@ -1,0 +1,95 @@
+"""Full text over latest pages: BM25 (title weighted above body), and the CJK trigram index."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ai_memory.retrieval.filters import PageFilter
+from ai_memory.retrieval.query import PreparedQuery, normalise_title
+from ai_memory.retrieval.streams import StreamHit, StreamResult
+
+FTS_PAGES = """
+SELECT p.id, p.title, bm25(pages_fts, ?, 1.0) AS score
+FROM pages_fts JOIN pages p ON p.id = pages_fts.rowid
+WHERE pages_fts MATCH ? AND {where}
+ORDER BY score LIMIT ?
+"""
+
+CJK_MATCH = """
+SELECT p.id, p.title, bm25(pages_cjk, ?, 1.0) AS score
+FROM pages_cjk JOIN pages p ON p.id = pages_cjk.rowid
+WHERE pages_cjk MATCH ? AND {where}
+ORDER BY score LIMIT ?
+"""
+
+CJK_LIKE = """
+SELECT p.id, p.title, 0.0 AS score
+FROM pages_cjk JOIN pages p ON p.id = pages_cjk.rowid
+WHERE ({like}) AND {where}
+ORDER BY p.created_at DESC LIMIT ?
+"""
+
+
+def fts_stream(
+    conn: sqlite3.Connection,
+    query: PreparedQuery,
+    page_filter: PageFilter,
+    *,
+    title_weight: float,
+    limit: int,
+) -> StreamResult:
+    """BM25 ranking; an exact title match goes first. Bad FTS5 syntax degrades to words."""
+    if not query.fts:
+        return StreamResult("fts", [])
+    where, params = page_filter.where()
+    sql = FTS_PAGES.format(where=where)
+    note = None
+    try:
+        rows = conn.execute(sql, (title_weight, query.fts, *params, limit)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if not query.fallback or query.fallback == query.fts:
+            raise
+        note = f"query syntax not understood ({exc}); searched its words instead"
+        rows = conn.execute(sql, (title_weight, query.fallback, *params, limit)).fetchall()
+    wanted = normalise_title(query.text)
+    hits = [
+        StreamHit(
+            int(row["id"]),
+            float(row["score"]),
+            {"exact_title": True} if normalise_title(row["title"]) == wanted else {},
+        )
+        for row in rows
+    ]
+    hits.sort(key=lambda hit: (not hit.detail.get("exact_title"), hit.score))
+    return StreamResult("fts", hits, note=note)
+
+
+def cjk_stream(
+    conn: sqlite3.Connection,
+    query: PreparedQuery,
+    page_filter: PageFilter,
+    *,
+    title_weight: float,
+    limit: int,
+) -> StreamResult:
+    """Text without spaces: trigrams for runs of three or more characters, LIKE below that."""
+    where, params = page_filter.where()
+    hits: dict[int, StreamHit] = {}
+    if query.cjk_match:
+        rows = conn.execute(
+            CJK_MATCH.format(where=where), (title_weight, query.cjk_match, *params, limit)
+        ).fetchall()
+        for row in rows:
+            hits.setdefault(int(row["id"]), StreamHit(int(row["id"]), float(row["score"])))
+    if query.cjk_like:
+        one = "pages_cjk.title LIKE ? OR pages_cjk.body LIKE ?"
+        like = " OR ".join(one for _ in query.cjk_like)
+        patterns: list[str] = []
+        for run in query.cjk_like:
+            patterns += [f"%{run}%", f"%{run}%"]
+        rows = conn.execute(
+            CJK_LIKE.format(like=like, where=where), (*patterns, *params, limit)
+        ).fetchall()
+        for row in rows:
+            hits.setdefault(int(row["id"]), StreamHit(int(row["id"]), 0.0))
+    return StreamResult("cjk", list(hits.values())[:limit])
