@@ -6,14 +6,18 @@ import ipaddress
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+
 import anyio.to_thread
 from fastapi import FastAPI
 
 from ai_memory import __version__
 from ai_memory.config import Config
 from ai_memory.core.errors import ConfigError, Forbidden
+from ai_memory.hooks.service import HookService
+from ai_memory.maintenance.scheduler import Scheduler
 from ai_memory.runtime import Runtime
 from ai_memory.web import api
+from ai_memory.web import hooks as hooks_web
 from ai_memory.web import search as search_api
 from ai_memory.web.errors import install_error_handlers
 from ai_memory.web.middleware import BearerAuth, BodyLimit
@@ -28,9 +32,13 @@ def create_app(config: Config, token: str | None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = await anyio.to_thread.run_sync(Runtime.start, config)
         app.state.runtime = runtime
+        hooks, scheduler = start_capture(runtime)
+        app.state.hooks = hooks
         try:
             yield
         finally:
+            await scheduler.stop()
+            await hooks.stop()
             await anyio.to_thread.run_sync(runtime.stop)
 
     app = FastAPI(
@@ -43,11 +51,24 @@ def create_app(config: Config, token: str | None) -> FastAPI:
         return {"status": "ok", "version": __version__}
 
     app.include_router(api.router)
+    app.include_router(hooks_web.router)
     app.include_router(search_api.router)
     # The last middleware added runs first: auth before anything reads a body.
     app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)
     app.add_middleware(BearerAuth, token=token)
     return app
+
+
+def start_capture(runtime: Runtime) -> tuple[HookService, Scheduler]:
+    """Hook follow-up work and the idle-session scheduler run inside the server's loop."""
+    hooks = HookService(runtime)
+    hooks.start()
+    settings = runtime.config.hooks
+    scheduler = Scheduler(
+        hooks, interval_s=settings.scheduler_interval_s, idle_end_s=settings.idle_end_s
+    )
+    scheduler.start()
+    return hooks, scheduler
 
 
 def parse_bind(bind: str) -> tuple[str, int]:

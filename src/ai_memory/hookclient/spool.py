@@ -1,0 +1,70 @@
+"""The local spool: every event is written here first and removed once the server has it.
+
+Standard library only. File names sort by creation time, so retries go oldest first;
+an event keeps its ``ingest_key`` for life, so a retry can never duplicate it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+SUFFIX = ".json"
+REJECTED = "rejected"
+
+
+def new_ingest_key() -> str:
+    """Sortable and unique: nanoseconds since the epoch, then random bits."""
+    return f"{time.time_ns():016x}-{os.urandom(5).hex()}"
+
+
+def write(spool: Path, key: str, entry: dict[str, Any]) -> Path:
+    """Write atomically (temp file, rename), so a half-written event is never retried."""
+    spool.mkdir(parents=True, exist_ok=True, mode=0o700)
+    target = spool / f"{key}{SUFFIX}"
+    temp = spool / f".tmp-{key}"
+    with open(temp, "w", encoding="utf-8") as handle:
+        json.dump(entry, handle, ensure_ascii=False, separators=(",", ":"))
+    os.replace(temp, target)
+    return target
+
+
+def remove(spool: Path, key: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(spool / f"{key}{SUFFIX}")
+
+
+def reject(spool: Path, key: str) -> None:
+    """Set aside an event the server refused as invalid: kept for inspection, never retried."""
+    folder = spool / REJECTED
+    folder.mkdir(exist_ok=True, mode=0o700)
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(spool / f"{key}{SUFFIX}", folder / f"{key}{SUFFIX}")
+
+
+def pending(spool: Path, limit: int | None = None, skip: frozenset[str] = frozenset()) -> list[str]:
+    """Keys waiting in the spool, oldest first."""
+    try:
+        names = sorted(n for n in os.listdir(spool) if n.endswith(SUFFIX) and n[0] != ".")
+    except FileNotFoundError:
+        return []
+    keys = [n[: -len(SUFFIX)] for n in names]
+    keys = [k for k in keys if k not in skip]
+    return keys if limit is None else keys[:limit]
+
+
+def read(spool: Path, key: str) -> dict[str, Any] | None:
+    """The stored entry, or None when another process already delivered it or it is damaged."""
+    try:
+        with open(spool / f"{key}{SUFFIX}", encoding="utf-8") as handle:
+            entry = json.load(handle)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        reject(spool, key)
+        return None
+    return entry if isinstance(entry, dict) else None

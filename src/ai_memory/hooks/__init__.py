@@ -1,0 +1,1 @@
+"""Capture: hook ingest, sanitizer, sessions, handoffs and the session-start brief."""

@@ -1,0 +1,177 @@
+"""One alias table per agent: its event names and payload fields, mapped to ours.
+
+Agents rename things between releases, so every lookup is tolerant: a field
+is found under any of its aliases, an unknown event becomes ``other``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+ObservationKind = Literal[
+    "session-start",
+    "user-prompt",
+    "pre-tool-use",
+    "post-tool-use",
+    "pre-compact",
+    "post-compaction",
+    "notification",
+    "stop",
+    "session-end",
+    "other",
+]
+OBSERVATION_KINDS: frozenset[str] = frozenset(get_args(ObservationKind))
+AGENTS = ("claude-code", "codex", "gemini", "cursor", "opencode", "generic")
+
+# Field aliases shared by every agent; the first one present wins.
+FIELDS: Mapping[str, tuple[str, ...]] = {
+    "session_id": ("session_id", "sessionId", "conversation_id", "conversationId", "session"),
+    "cwd": ("cwd", "working_directory", "workspace_root", "directory"),
+    "prompt": ("prompt", "user_prompt", "message_text", "text", "input"),
+    "tool_name": ("tool_name", "toolName", "tool", "name"),
+    "tool_input": ("tool_input", "toolInput", "tool_args", "args", "arguments", "input"),
+    "tool_response": ("tool_response", "toolResponse", "tool_output", "output", "result"),
+    "assistant": (
+        "last_assistant_message",
+        "lastAssistantMessage",
+        "prompt_response",
+        "response",
+        "assistant_message",
+    ),
+    "summary": ("compact_summary", "compactSummary", "summary"),
+    "instructions": ("custom_instructions", "customInstructions", "trigger"),
+    "message": ("message", "title", "text"),
+    "reason": ("reason", "source", "status", "trigger"),
+    "event": ("hook_event_name", "hookEventName", "event", "type"),
+}
+
+_COMMON: dict[str, str] = {kind: kind for kind in OBSERVATION_KINDS}
+_CLAUDE: dict[str, str] = {
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "user-prompt",
+    "PreToolUse": "pre-tool-use",
+    "PostToolUse": "post-tool-use",
+    "PostToolUseFailure": "post-tool-use",
+    "PreCompact": "pre-compact",
+    "PostCompact": "post-compaction",
+    "Notification": "notification",
+    "Stop": "stop",
+    "SubagentStop": "stop",
+    "SubagentStart": "other",
+    "SessionEnd": "session-end",
+}
+_GEMINI: dict[str, str] = {
+    "SessionStart": "session-start",
+    "SessionEnd": "session-end",
+    "BeforeAgent": "user-prompt",
+    "AfterAgent": "stop",
+    "BeforeTool": "pre-tool-use",
+    "AfterTool": "post-tool-use",
+    "PreCompress": "pre-compact",
+    "Notification": "notification",
+}
+_CURSOR: dict[str, str] = {
+    "sessionStart": "session-start",
+    "beforeSubmitPrompt": "user-prompt",
+    "beforeShellExecution": "pre-tool-use",
+    "beforeMCPExecution": "pre-tool-use",
+    "beforeReadFile": "pre-tool-use",
+    "afterShellExecution": "post-tool-use",
+    "afterMCPExecution": "post-tool-use",
+    "afterFileEdit": "post-tool-use",
+    "afterAgentResponse": "stop",
+    "stop": "stop",
+    "sessionEnd": "session-end",
+}
+_OPENCODE: dict[str, str] = {
+    "session.created": "session-start",
+    "session.idle": "stop",
+    "session.compacted": "post-compaction",
+    "session.deleted": "session-end",
+    "message.user": "user-prompt",
+    "chat.message": "user-prompt",
+    "tool.execute.before": "pre-tool-use",
+    "tool.execute.after": "post-tool-use",
+}
+
+EVENTS: Mapping[str, Mapping[str, str]] = {
+    "claude-code": {**_COMMON, **_CLAUDE},
+    "codex": {**_COMMON, **_CLAUDE},
+    "gemini": {**_COMMON, **_GEMINI},
+    "cursor": {**_COMMON, **_CURSOR},
+    "opencode": {**_COMMON, **_OPENCODE},
+    "generic": {**_COMMON, **_OPENCODE, **_CURSOR, **_GEMINI, **_CLAUDE},
+}
+_FOLDED: Mapping[str, Mapping[str, str]] = {
+    agent: {name.casefold().replace("_", "").replace("-", ""): kind for name, kind in table.items()}
+    for agent, table in EVENTS.items()
+}
+
+# Tools a Cursor-style agent reports through the event itself rather than a field.
+EVENT_TOOLS: Mapping[str, str] = {
+    "beforeShellExecution": "Shell",
+    "afterShellExecution": "Shell",
+    "beforeReadFile": "Read",
+    "afterFileEdit": "Edit",
+    "beforeMCPExecution": "MCP",
+    "afterMCPExecution": "MCP",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Normalised:
+    """The agent's event as our kind plus the fields we found, still unsanitised."""
+
+    agent: str
+    kind: str
+    event: str
+    fields: dict[str, object]
+
+
+def table_for(agent: str) -> str:
+    """The alias table an agent name uses; unknown agents fall back to ``generic``."""
+    return agent if agent in EVENTS else "generic"
+
+
+def event_kind(agent: str, event: str) -> str:
+    table = table_for(agent)
+    kind = EVENTS[table].get(event)
+    if kind is None:
+        kind = _FOLDED[table].get(event.casefold().replace("_", "").replace("-", ""))
+    return kind or "other"
+
+
+def pick(payload: Mapping[str, object], name: str) -> object | None:
+    for alias in FIELDS[name]:
+        value = payload.get(alias)
+        if value is not None and value != "":
+            return value
+    return None
+
+
+def normalise(agent: str, event: str | None, payload: Mapping[str, object]) -> Normalised:
+    """Map ``event`` (or the payload's own event name) to a kind and pick the known fields."""
+    name = event or _text(pick(payload, "event")) or ""
+    kind = event_kind(agent, name) if name else "other"
+    fields: dict[str, object] = {}
+    for field in ("prompt", "tool_name", "tool_input", "tool_response", "assistant", "summary"):
+        value = pick(payload, field)
+        if value is not None:
+            fields[field] = value
+    for field in ("instructions", "message", "reason"):
+        value = pick(payload, field)
+        if value is not None:
+            fields[field] = value
+    if "tool_name" not in fields and name in EVENT_TOOLS:
+        fields["tool_name"] = EVENT_TOOLS[name]
+    if name in EVENT_TOOLS and "tool_input" not in fields:
+        fields["tool_input"] = {
+            k: v for k, v in payload.items() if k in ("command", "file_path", "edits", "tool_name")
+        }
+    return Normalised(agent, kind, name, fields)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,84 @@
+"""Work that follows an answered hook: session pages and handoffs, one session at a time.
+
+The hook answer never waits for this; ``flush`` lets a caller wait until
+every session ended so far has its page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from ai_memory.hooks.sessions import EndResult, SessionKey, end_session
+from ai_memory.wiki.wiki import Wiki
+
+log = logging.getLogger(__name__)
+
+
+class SessionFinisher:
+    def __init__(self, wiki: Wiki, *, recent_limit: int = 50) -> None:
+        self.wiki = wiki
+        self.recent_limit = recent_limit
+        self._queue: asyncio.Queue[tuple[SessionKey, str]] = asyncio.Queue()
+        self._pending: set[SessionKey] = set()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._task: asyncio.Task[None] | None = None
+        self.pages_written = 0
+        self.failures = 0
+        self.on_end: Callable[[EndResult], None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="ai-memory-session-finisher")
+
+    async def stop(self) -> None:
+        """Finish what is queued (bounded), then stop."""
+        try:
+            await asyncio.wait_for(self.flush_wait(), timeout=30)
+        except TimeoutError:
+            log.warning("stopping with %d session(s) still to finish", len(self._pending))
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def enqueue(self, key: SessionKey, reason: str = "session-end") -> None:
+        """Queue a session for ending; a session already queued is not queued twice."""
+        if key in self._pending:
+            return
+        self._pending.add(key)
+        self._idle.clear()
+        self._queue.put_nowait((key, reason))
+
+    async def flush_wait(self) -> None:
+        await self._idle.wait()
+
+    async def flush(self, timeout: float) -> int:
+        """Wait until nothing is queued (or ``timeout``); return what is still pending."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), timeout=timeout)
+        return self.pending
+
+    async def _run(self) -> None:
+        while True:
+            key, reason = await self._queue.get()
+            # Taken off the pending set first: an event arriving while the page is
+            # being written queues the session again, so nothing is missed.
+            self._pending.discard(key)
+            try:
+                result = await asyncio.to_thread(
+                    end_session, self.wiki, key, reason=reason, recent_limit=self.recent_limit
+                )
+                if result is not None and result.page_id is not None:
+                    self.pages_written += 1
+            except Exception:
+                self.failures += 1
+                log.exception("could not end session %s", key)
+            if not self._pending:
+                self._idle.set()

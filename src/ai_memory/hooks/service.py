@@ -1,0 +1,170 @@
+"""The capture service: ingest with backpressure, follow-up work, session-start packets."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from ai_memory.core.clock import iso, utc_now
+from ai_memory.core.errors import AiMemoryError, InvalidInput, NotFound, Saturated
+from ai_memory.core.identity import Scope
+from ai_memory.hooks.brief import build_packet, read_source
+from ai_memory.hooks.followup import SessionFinisher
+from ai_memory.hooks.handoffs import claim_command
+from ai_memory.hooks.ingest import HookEvent, IngestOutcome, parse_event, scope_from, store_command
+from ai_memory.hooks.sanitize import Sanitizer
+from ai_memory.hooks.sessions import SessionKey, idle_sessions, newest_open_session
+from ai_memory.runtime import Runtime
+
+MAX_BATCH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class ItemResult:
+    index: int
+    status: int
+    error: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"index": self.index, "status": self.status}
+        if self.error is not None:
+            data["error"] = self.error
+        return data
+
+
+class HookService:
+    def __init__(self, runtime: Runtime) -> None:
+        settings = runtime.config.hooks
+        self.runtime = runtime
+        self.sanitizer = Sanitizer(settings.redact_patterns)
+        self.finisher = SessionFinisher(runtime.wiki, recent_limit=settings.page_observations)
+        self.limit = settings.queue_size
+        self.in_flight = 0
+
+    def start(self) -> None:
+        self.finisher.start()
+
+    async def stop(self) -> None:
+        await self.finisher.stop()
+
+    # -- ingest -----------------------------------------------------------------
+
+    async def ingest(self, params: Mapping[str, str], body: object) -> IngestOutcome:
+        """Store one event; return only after it committed. Raise Saturated when full."""
+        event = parse_event(params, body, self.sanitizer)
+        future = self._submit(event)
+        try:
+            outcome = await asyncio.wrap_future(future)
+        finally:
+            self.in_flight -= 1
+        self._follow_up(event, outcome)
+        return outcome
+
+    async def ingest_batch(self, items: object) -> list[ItemResult]:
+        """Every item is answered on its own: 202, its 4xx, or 429 when the queue is full."""
+        if not isinstance(items, list):
+            raise InvalidInput("the batch body must be a JSON array of {params, body} items")
+        if len(items) > MAX_BATCH:
+            raise InvalidInput(f"a batch holds at most {MAX_BATCH} items, got {len(items)}")
+        results: list[ItemResult | None] = [None] * len(items)
+        waiting: list[tuple[int, HookEvent, Future[IngestOutcome]]] = []
+        for index, item in enumerate(items):
+            try:
+                event = self._parse_item(item)
+                waiting.append((index, event, self._submit(event)))
+            except AiMemoryError as exc:
+                results[index] = ItemResult(index, exc.http_status, exc.to_dict())
+        for index, event, future in waiting:
+            try:
+                outcome = await asyncio.wrap_future(future)
+                results[index] = ItemResult(index, 202)
+                self._follow_up(event, outcome)
+            except AiMemoryError as exc:
+                results[index] = ItemResult(index, exc.http_status, exc.to_dict())
+            finally:
+                self.in_flight -= 1
+        return [r for r in results if r is not None]
+
+    def _parse_item(self, item: object) -> HookEvent:
+        if not isinstance(item, dict):
+            raise InvalidInput("a batch item must be an object {params, body}")
+        params = item.get("params") or {}
+        if not isinstance(params, dict):
+            raise InvalidInput("params must be an object")
+        body = item.get("body")
+        return parse_event(params, {} if body is None else body, self.sanitizer)
+
+    def _submit(self, event: HookEvent) -> Future[IngestOutcome]:
+        if self.in_flight >= self.limit:
+            raise Saturated("the hook ingest queue is full; retry shortly")
+        future = self.runtime.writer.submit(store_command(event), timeout=0)
+        self.in_flight += 1
+        return future
+
+    def _follow_up(self, event: HookEvent, outcome: IngestOutcome) -> None:
+        if outcome.ended:
+            obs = event.observation
+            key = SessionKey(event.scope.workspace, event.scope.project, obs.session_id)
+            self.finisher.enqueue(key)
+
+    # -- sessions ---------------------------------------------------------------
+
+    async def end_idle(self, idle_s: float) -> int:
+        """Queue every session silent for ``idle_s`` seconds for ending; return how many."""
+        before = iso(utc_now() - timedelta(seconds=idle_s))
+        keys = await self.runtime.readers.aread(lambda conn: idle_sessions(conn, before))
+        for key in keys:
+            self.finisher.enqueue(key, "idle")
+        return len(keys)
+
+    async def finalize(
+        self, scope: Scope, *, agent: str | None, session_id: str | None, timeout: float = 30.0
+    ) -> dict[str, Any]:
+        """End ``session_id`` (or the agent's newest open session) and wait for its page."""
+        if session_id is None:
+            session_id = await self.runtime.readers.aread(
+                lambda conn: newest_open_session(conn, scope, agent)
+            )
+            if session_id is None:
+                who = f" of agent {agent}" if agent else ""
+                raise NotFound(f"no open session{who} in {scope}")
+        key = SessionKey(scope.workspace, scope.project, session_id)
+        self.finisher.enqueue(key, "finalized")
+        pending = await self.finisher.flush(timeout)
+        return {"session_id": session_id, "page": f"sessions/{session_id}.md", "pending": pending}
+
+    # -- session start ------------------------------------------------------------
+
+    async def session_start_packet(self, params: Mapping[str, str]) -> dict[str, Any]:
+        """Claim the best handoff (exactly once) and pack it with the project brief."""
+        cwd = params.get("cwd") or None
+        scope = scope_from(params, cwd)
+        session_id = params.get("session_id") or None
+        agent = params.get("agent") or None
+        budget = _budget(params.get("budget"), self.runtime.config.hooks.brief_chars)
+        command = claim_command(scope, agent=agent, session_id=session_id, cwd=cwd, via="hook")
+        _, handoff = await self.runtime.writer.run(
+            command, timeout=self.runtime.config.store.write_timeout_s
+        )
+        source = await self.runtime.readers.aread(lambda conn: read_source(conn, scope, session_id))
+        return build_packet(scope, handoff, source, budget)
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "ingest_in_flight": self.in_flight,
+            "pending_session_pages": self.finisher.pending,
+            "session_pages_written": self.finisher.pages_written,
+            "session_failures": self.finisher.failures,
+        }
+
+
+def _budget(value: str | None, default: int) -> int:
+    if value is None or value == "":
+        return default
+    if not value.isdigit():
+        raise InvalidInput("budget must be a whole number of characters")
+    return int(value)

@@ -1,0 +1,154 @@
+"""Ending a session: its page, its row and its automatic handoff commit in one transaction."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ai_memory.core.clock import now_iso
+from ai_memory.core.errors import AiMemoryError
+from ai_memory.core.identity import Scope
+from ai_memory.hooks.handoffs import insert_handoff
+from ai_memory.hooks.session_page import SESSION_STATS, SessionDigest, read_digest, render_page
+from ai_memory.wiki.wiki import Wiki
+
+MARK_ENDED = """
+UPDATE sessions SET ended_at = coalesce(ended_at, ?), end_reason = coalesce(end_reason, ?),
+    page_id = coalesce(?, page_id)
+WHERE workspace = ? AND project = ? AND session_id = ?
+"""
+IDLE_SESSIONS = """
+SELECT workspace, project, session_id FROM sessions
+WHERE ended_at IS NULL AND last_event_at < ? ORDER BY last_event_at LIMIT ?
+"""
+NEWEST_OPEN_FOR_AGENT = """
+SELECT session_id FROM sessions
+WHERE workspace = ? AND project = ? AND ended_at IS NULL AND (? IS NULL OR agent = ?)
+ORDER BY last_event_at DESC LIMIT 1
+"""
+
+
+class StaleSession(AiMemoryError):
+    """More observations arrived while the page was being built; build it again."""
+
+    code = "stale_session"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    workspace: str
+    project: str
+    session_id: str
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.workspace, self.project)
+
+
+@dataclass(frozen=True, slots=True)
+class EndResult:
+    key: SessionKey
+    page_path: str | None
+    page_id: int | None
+    handoff_id: int | None
+
+
+def end_session(
+    wiki: Wiki,
+    key: SessionKey,
+    *,
+    reason: str = "session-end",
+    recent_limit: int = 50,
+    attempts: int = 3,
+    clock: Callable[[], str] = now_iso,
+) -> EndResult | None:
+    """Write the session page and hand off; ``None`` if the session is unknown.
+
+    Runs in a worker thread: the digest is read from a reader, the page is
+    built here, and the writer commits page + session row + handoff together.
+    """
+    for attempt in range(attempts):
+        digest = wiki.readers.read(
+            lambda conn: read_digest(conn, key.scope, key.session_id, recent_limit)
+        )
+        if digest is None:
+            return None
+        command = _end_command(wiki, key, digest, reason, clock, check=attempt < attempts - 1)
+        try:
+            result = wiki.writer.call(command, timeout=wiki.write_timeout)
+        except StaleSession:
+            continue
+        if result.page_path is not None and wiki.checkpointer is not None:
+            wiki.checkpointer.notify(key.scope.page(result.page_path).relpath)
+        return result
+    return None
+
+
+def _end_command(
+    wiki: Wiki,
+    key: SessionKey,
+    digest: SessionDigest,
+    reason: str,
+    clock: Callable[[], str],
+    *,
+    check: bool,
+) -> Callable[[sqlite3.Connection], EndResult]:
+    now = clock()
+    ended_at = digest.ended_at or now
+    page_command = None
+    path = f"sessions/{key.session_id}.md"
+    if digest.has_work:
+        body, meta = render_page(digest, ended_at)
+        page_command = wiki.write_command(key.scope.page(path), body, meta, actor="hooks")
+
+    def command(conn: sqlite3.Connection) -> EndResult:
+        stats = conn.execute(SESSION_STATS, (key.workspace, key.project, key.session_id))
+        if check and int(stats.fetchone()[1]) != digest.last_observation_id:
+            raise StaleSession("new observations arrived")
+        page_id = None
+        handoff_id = None
+        if page_command is not None:
+            page_id = page_command(conn).page_id
+            handoff = insert_handoff(
+                conn,
+                key.scope,
+                origin="automatic",
+                summary=f"{digest.title} — {digest.summary}",
+                content_text=json.dumps(_handoff_content(digest, path), ensure_ascii=False),
+                from_session=key.session_id,
+                from_agent=digest.agent,
+                cwd=digest.cwd,
+                now=now,
+            )
+            handoff_id = int(handoff["id"])
+        conn.execute(MARK_ENDED, (now, reason, page_id, key.workspace, key.project, key.session_id))
+        return EndResult(key, path if page_id else None, page_id, handoff_id)
+
+    return command
+
+
+def _handoff_content(digest: SessionDigest, path: str) -> dict[str, Any]:
+    return {
+        "session_id": digest.session_id,
+        "agent": digest.agent,
+        "page": path,
+        "title": digest.title,
+        "last_prompts": [p[:600] for p in digest.prompts[-3:]],
+        "files": digest.files[:20],
+        "tools": dict(digest.tools[:10]),
+        "last_assistant_message": (digest.last_assistant or "")[:1500] or None,
+    }
+
+
+def idle_sessions(conn: sqlite3.Connection, before: str, limit: int = 100) -> list[SessionKey]:
+    return [SessionKey(*row) for row in conn.execute(IDLE_SESSIONS, (before, limit))]
+
+
+def newest_open_session(conn: sqlite3.Connection, scope: Scope, agent: str | None) -> str | None:
+    row = conn.execute(
+        NEWEST_OPEN_FOR_AGENT, (scope.workspace, scope.project, agent, agent)
+    ).fetchone()
+    return str(row[0]) if row else None
