@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from ai_memory.cli import hooks as hook_commands
 from ai_memory.cli.options import (
     DataDir,
     Json,
@@ -35,6 +36,7 @@ app = typer.Typer(
 )
 out = Console()
 err = Console(stderr=True)
+hook_commands.register(app)
 
 
 def run_app() -> None:

@@ -1,0 +1,193 @@
+"""Editing an agent's hook settings: add ours, keep every foreign entry, stay idempotent."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ai_memory.core.errors import InvalidInput
+
+_OWN = re.compile(r"(?:ai-memory|ai_memory)\s+hook\s+--agent\s")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentHooks:
+    settings: tuple[str, ...]  # path below $HOME
+    events: tuple[str, ...]
+    timeout: int  # in the unit the agent expects
+
+
+AGENT_HOOKS: Mapping[str, AgentHooks] = {
+    "claude-code": AgentHooks(
+        (".claude", "settings.json"),
+        (
+            "SessionStart",
+            "UserPromptSubmit",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "PreCompact",
+            "PostCompact",
+            "Notification",
+            "Stop",
+            "SubagentStop",
+            "SessionEnd",
+        ),
+        10,
+    ),
+    "codex": AgentHooks(
+        (".codex", "hooks.json"),
+        (
+            "SessionStart",
+            "UserPromptSubmit",
+            "PostToolUse",
+            "PreCompact",
+            "PostCompact",
+            "Stop",
+            "SessionEnd",
+        ),
+        10,
+    ),
+    "gemini": AgentHooks(
+        (".gemini", "settings.json"),
+        (
+            "SessionStart",
+            "BeforeAgent",
+            "AfterAgent",
+            "AfterTool",
+            "PreCompress",
+            "Notification",
+            "SessionEnd",
+        ),
+        5000,
+    ),
+}
+
+
+def settings_path(agent: str, home: Path) -> Path:
+    return home.joinpath(*_spec(agent).settings)
+
+
+def hook_command(agent: str, event: str, data_dir: Path | None) -> str:
+    """The command line an agent runs; the installed ``ai-memory`` next to this Python if any."""
+    program = Path(sys.executable).with_name("ai-memory")
+    base = str(program) if program.exists() else shutil.which("ai-memory") or "ai-memory"
+    command = f"{_quote(base)} hook --agent {agent} --event {event}"
+    if data_dir is not None:
+        command += f" --data-dir {_quote(str(data_dir))}"
+    return command
+
+
+def is_own(entry: object) -> bool:
+    return isinstance(entry, dict) and bool(_OWN.search(str(entry.get("command", ""))))
+
+
+def install(settings: dict[str, Any], agent: str, data_dir: Path | None = None) -> dict[str, Any]:
+    """``settings`` with our hook on every event worth capturing, each exactly once."""
+    spec = _spec(agent)
+    result = copy.deepcopy(settings)
+    hooks = result.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InvalidInput("the settings file's 'hooks' is not an object; fix it by hand first")
+    for event in spec.events:
+        command = hook_command(agent, event, data_dir)
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise InvalidInput(f"hooks.{event} is not a list; fix it by hand first")
+        own = [h for g in groups if isinstance(g, dict) for h in _handlers(g) if is_own(h)]
+        if len(own) == 1 and own[0].get("command") == command:
+            continue
+        _drop_own(groups)
+        groups.append(
+            {
+                "matcher": "",
+                "hooks": [{"type": "command", "command": command, "timeout": spec.timeout}],
+            }
+        )
+    return result
+
+
+def uninstall(settings: dict[str, Any], agent: str) -> dict[str, Any]:
+    """``settings`` without any of our entries; foreign ones are kept untouched."""
+    _spec(agent)
+    result = copy.deepcopy(settings)
+    hooks = result.get("hooks")
+    if not isinstance(hooks, dict):
+        return result
+    for event in list(hooks):
+        groups = hooks[event]
+        if isinstance(groups, list) and _drop_own(groups) and not groups:
+            del hooks[event]
+    if not hooks and "hooks" in settings and settings["hooks"] != {}:
+        del result["hooks"]
+    return result
+
+
+def load(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path} is not valid JSON ({exc}); nothing was changed") from exc
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path} does not hold a JSON object; nothing was changed")
+    return data
+
+
+def render(settings: Mapping[str, Any]) -> str:
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def save(path: Path, text: str) -> Path | None:
+    """Back the old file up beside it, then replace it atomically; return the backup."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    if path.exists():
+        backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+        shutil.copy2(path, backup)
+    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
+    return backup
+
+
+def _spec(agent: str) -> AgentHooks:
+    spec = AGENT_HOOKS.get(agent)
+    if spec is None:
+        raise InvalidInput(f"agent must be one of {', '.join(AGENT_HOOKS)}; got {agent!r}")
+    return spec
+
+
+def _handlers(group: dict[str, Any]) -> list[Any]:
+    handlers = group.get("hooks")
+    return handlers if isinstance(handlers, list) else []
+
+
+def _drop_own(groups: list[Any]) -> bool:
+    """Remove our handlers (and groups left empty by that) in place; True if any went."""
+    removed = False
+    for group in list(groups):
+        if not isinstance(group, dict):
+            continue
+        handlers = _handlers(group)
+        kept = [h for h in handlers if not is_own(h)]
+        if len(kept) != len(handlers):
+            removed = True
+            if kept:
+                group["hooks"] = kept
+            else:
+                groups.remove(group)
+    return removed
+
+
+def _quote(text: str) -> str:
+    return text if re.fullmatch(r"[A-Za-z0-9_./:@+-]+", text) else json.dumps(text)

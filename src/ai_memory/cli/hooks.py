@@ -1,0 +1,130 @@
+"""Commands of capture: install-hooks, uninstall-hooks, hook-drain, finalize-session."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from ai_memory.cli import hook_install
+from ai_memory.cli.options import (
+    DataDir,
+    Project,
+    ServerUrl,
+    Workspace,
+    client_for,
+    load_config,
+    scope_for,
+)
+from ai_memory.core.errors import Unavailable
+
+out = Console()
+err = Console(stderr=True)
+
+Agent = Annotated[str, typer.Option("--agent", "-a", help="claude-code, codex or gemini.")]
+Apply = Annotated[bool, typer.Option("--apply", help="Write the change (default: only show it).")]
+Settings = Annotated[
+    Path | None,
+    typer.Option("--settings", help="Settings file to edit (default: the agent's user file)."),
+]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("install-hooks")(install_hooks)
+    app.command("uninstall-hooks")(uninstall_hooks)
+    app.command("hook-drain")(hook_drain)
+    app.command("finalize-session")(finalize_session)
+
+
+def install_hooks(
+    agent: Agent,
+    apply: Apply = False,
+    settings: Settings = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Add ai-memory's hooks to an agent's settings, keeping every other entry."""
+    path = settings or hook_install.settings_path(agent, _home())
+    current = hook_install.load(path)
+    changed = hook_install.install(current, agent, data_dir.resolve() if data_dir else None)
+    _apply_change(path, current, changed, apply)
+
+
+def uninstall_hooks(agent: Agent, apply: Apply = False, settings: Settings = None) -> None:
+    """Remove ai-memory's hooks (only its own) from an agent's settings."""
+    path = settings or hook_install.settings_path(agent, _home())
+    current = hook_install.load(path)
+    _apply_change(path, current, hook_install.uninstall(current, agent), apply)
+
+
+def hook_drain(
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+    timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 60.0,
+) -> None:
+    """Deliver every hook event still waiting in the local spool."""
+    from ai_memory.hookclient.drain import drain
+    from ai_memory.maintenance.init import read_token
+
+    config = load_config(data_dir)
+    url = server or os.environ.get("AI_MEMORY_SERVER_URL") or config.server.url
+    token = os.environ.get("AI_MEMORY_AUTH_TOKEN") or read_token(config.token_file)
+    report = drain(config.data_dir, url, token, timeout_s=timeout)
+    if not report.reachable and report.remaining:
+        raise Unavailable(
+            f"cannot reach the server at {url}; {report.remaining} event(s) stay spooled"
+        )
+    out.print(f"delivered {report.delivered} event(s); {report.remaining} still spooled")
+
+
+def finalize_session(
+    agent: Annotated[
+        str | None, typer.Option("--agent", "-a", help="End this agent's newest open session.")
+    ] = None,
+    session_id: Annotated[str | None, typer.Option(help="End this session.")] = None,
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+    workspace: Workspace = None,
+    project: Project = None,
+) -> None:
+    """End a session now, for agents without a reliable session-end hook."""
+    scope = scope_for(workspace, project)
+    payload = {"workspace": scope.workspace, "project": scope.project}
+    if agent:
+        payload["agent"] = agent
+    if session_id:
+        payload["session_id"] = session_id
+    client = client_for(load_config(data_dir), server)
+    result = client.request("POST", "/api/v1/sessions/finalize", json=payload)
+    out.print(f"ended session {result['session_id']}; page {result['page']}")
+
+
+def _apply_change(
+    path: Path, current: dict[str, object], changed: dict[str, object], apply: bool
+) -> None:
+    before = hook_install.render(current) if path.exists() else ""
+    after = hook_install.render(changed)
+    if before == after:
+        out.print(f"{path}: already up to date, nothing to change")
+        return
+    if not apply:
+        diff = difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=str(path),
+            tofile=f"{path} (with --apply)",
+        )
+        out.print("".join(diff), end="", highlight=False, markup=False)
+        out.print("run again with --apply to write this change")
+        return
+    backup = hook_install.save(path, after)
+    if backup is not None:
+        out.print(f"backed up {path} to {backup}")
+    out.print(f"wrote {path}")
+
+
+def _home() -> Path:
+    return Path(os.environ.get("HOME") or Path.home())
