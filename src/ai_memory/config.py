@@ -148,6 +148,15 @@ class EmbeddingsSettings(Section):
     threads: int = Field(1, ge=1, le=64, description="CPU threads the embedder may use")
 
 
+class McpSettings(Section):
+    default_workspace: str = Field(
+        "default", description="workspace MCP reads fall back to when no scope resolves"
+    )
+    default_project: str = Field(
+        "default", description="project MCP reads fall back to when no scope resolves"
+    )
+
+
 class Config(BaseModel):
     """Every setting, validated. Build it with :meth:`Config.load`."""
 
@@ -158,6 +167,7 @@ class Config(BaseModel):
     store: StoreSettings = Field(default_factory=StoreSettings)
     wiki: WikiSettings = Field(default_factory=WikiSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     embeddings: EmbeddingsSettings = Field(default_factory=EmbeddingsSettings)
     hooks: HooksSettings = Field(default_factory=HooksSettings)
@@ -301,6 +311,7 @@ def render_default_config() -> str:
         "retrieval": RetrievalSettings,
         "embeddings": EmbeddingsSettings,
         "hooks": HooksSettings,
+        "mcp": McpSettings,
     }
     for name, model in sections.items():
         out += ["", f"[{name}]"]

@@ -15,6 +15,7 @@ from ai_memory.config import Config
 from ai_memory.core.errors import ConfigError, Forbidden
 from ai_memory.hooks.service import HookService
 from ai_memory.maintenance.scheduler import Scheduler
+from ai_memory.mcp.server import build_server, mount
 from ai_memory.runtime import Runtime
 from ai_memory.web import api
 from ai_memory.web import hooks as hooks_web
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 def create_app(config: Config, token: str | None) -> FastAPI:
     """The whole server as one ASGI app; the runtime starts and stops with its lifespan."""
+    mcp_server = build_server(lambda: getattr(app.state, "runtime", None))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -35,7 +37,8 @@ def create_app(config: Config, token: str | None) -> FastAPI:
         hooks, scheduler = start_capture(runtime)
         app.state.hooks = hooks
         try:
-            yield
+            async with mcp_server.session_manager.run():
+                yield
         finally:
             await scheduler.stop()
             await hooks.stop()
@@ -53,6 +56,7 @@ def create_app(config: Config, token: str | None) -> FastAPI:
     app.include_router(api.router)
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
+    mount(app, mcp_server, parse_bind(config.server.bind)[0])
     # The last middleware added runs first: auth before anything reads a body.
     app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)
     app.add_middleware(BearerAuth, token=token)

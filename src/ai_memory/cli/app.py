@@ -14,6 +14,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from ai_memory.cli import hooks as hook_commands
+from ai_memory.cli import mcp as mcp_commands
 from ai_memory.cli.options import (
     DataDir,
     Json,
@@ -37,6 +38,7 @@ app = typer.Typer(
 out = Console()
 err = Console(stderr=True)
 hook_commands.register(app)
+mcp_commands.register(app)
 
 
 def run_app() -> None:

@@ -1,4 +1,4 @@
-"""Console entry point. ``ai-memory hook`` is dispatched before anything heavy is imported."""
+"""Console entry point: ``hook`` and ``mcp-bridge`` run before anything heavy is imported."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ def main() -> None:
         from ai_memory.hookclient.main import run
 
         sys.exit(run(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "mcp-bridge":
+        from ai_memory.mcp.bridge import run as run_bridge
+
+        sys.exit(run_bridge(sys.argv[2:]))
     from ai_memory.cli.app import run_app
 
     run_app()

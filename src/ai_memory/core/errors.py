@@ -106,3 +106,26 @@ class NotInitialised(AiMemoryError):
 class Unavailable(AiMemoryError):
     code = "unavailable"
     http_status = 503
+
+
+class ScopeUnresolved(AiMemoryError):
+    """A write named no project and none could be resolved from the caller's session or cwd."""
+
+    code = "scope_unresolved"
+    http_status = 422
+
+
+class SectionNotFound(NotFound):
+    code = "section_not_found"
+
+
+class AmbiguousSection(Conflict):
+    """Several sections match; the caller must name one by its hash."""
+
+    code = "ambiguous_section"
+
+
+class SectionConflict(Conflict):
+    """The section changed since the caller read it (its hash differs); nothing was written."""
+
+    code = "section_conflict"

@@ -1,0 +1,150 @@
+"""``install-mcp``, ``setup`` and ``mcp-bridge``: connecting agents to memory over MCP."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, cast
+
+import typer
+from rich.console import Console
+
+from ai_memory.cli.options import DataDir, ServerUrl, load_config
+from ai_memory.config import Config
+from ai_memory.core.errors import InvalidInput
+
+out = Console()
+err = Console(stderr=True)
+
+ClientName = Annotated[
+    str,
+    typer.Option("--client", "--agent", help="claude-code, codex, gemini, cursor or opencode."),
+]
+TransportOption = Annotated[
+    str,
+    typer.Option(
+        help="bridge: the agent launches `ai-memory mcp-bridge` (passes the session and "
+        "launch directory, keeps the token out of the file); http: direct, token from "
+        "$AI_MEMORY_AUTH_TOKEN."
+    ),
+]
+ConfigFile = Annotated[
+    Path | None, typer.Option("--config-file", help="Write this file instead of the default.")
+]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("install-mcp")(install_mcp)
+    app.command("setup")(setup)
+    app.command("mcp-bridge")(mcp_bridge)
+
+
+def bridge_command(data_dir: Path | None, server: str | None) -> list[str]:
+    """How an agent starts the bridge: the installed script, else this Python."""
+    script = Path(sys.executable).parent / "ai-memory"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "ai_memory"]
+    command.append("mcp-bridge")
+    if data_dir is not None:
+        command += ["--data-dir", str(data_dir)]
+    if server:
+        command += ["--server", server]
+    return command
+
+
+def install_mcp(
+    client: ClientName,
+    apply: Annotated[bool, typer.Option("--apply", help="Write the file (default: show).")] = False,
+    transport: TransportOption = "bridge",
+    config_file: ConfigFile = None,
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+) -> None:
+    """Add ai-memory to an agent's MCP configuration (idempotent, keeps other servers)."""
+    from ai_memory.mcp.install import Launch, Transport, config_path, plan
+    from ai_memory.mcp.install import apply as write
+
+    if transport not in ("bridge", "http"):
+        raise InvalidInput(f"--transport must be bridge or http, not {transport!r}")
+    config = load_config(data_dir)
+    launch = Launch(bridge_command(data_dir, server), server or config.server.url)
+    path = config_path(client, Path.home()) if config_file is None else config_file
+    change = plan(client, cast(Transport, transport), launch, path)
+    if not change.changed:
+        out.print(f"{path}: ai-memory is already configured for {client}; nothing to do.")
+        return
+    if not apply:
+        out.print(f"would write {path}:", highlight=False)
+        sys.stdout.write(change.after)
+        out.print("run again with --apply to write it.")
+        return
+    backup = write(change)
+    out.print(f"[green]configured[/green] {client} in {path}", highlight=False)
+    if backup is not None:
+        out.print(f"  previous file kept as {backup}", highlight=False)
+    if transport == "http":
+        out.print("  the client reads the token from $AI_MEMORY_AUTH_TOKEN", highlight=False)
+
+
+def setup(
+    client: ClientName,
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+    config_file: ConfigFile = None,
+) -> None:
+    """Init (if needed), install hooks and MCP for one agent, then check it all works."""
+    from ai_memory.maintenance.init import initialise
+    from ai_memory.mcp.selfcheck import self_check
+
+    config = load_config(data_dir)
+    for line in initialise(config):
+        out.print(f"created {line}", highlight=False)
+    _install_hooks(client, config)
+    install_mcp(client, True, "bridge", config_file, data_dir, server)
+    result = self_check(server or config.server.url, bridge_command(data_dir, server))
+    scope = result.scope
+    out.print(
+        f"[green]ok[/green] server {result.version} answers; MCP memory_status answered from "
+        f"{scope['workspace']}/{scope['project']} ({scope['reason']})",
+        highlight=False,
+    )
+
+
+def _install_hooks(client: str, config: Config) -> None:
+    """Run ``install-hooks`` when this build has it."""
+    from ai_memory.cli.app import app
+
+    names = {c.name for c in app.registered_commands}
+    if "install-hooks" not in names:
+        err.print("[yellow]note:[/yellow] this build has no install-hooks; skipped")
+        return
+    command = [
+        sys.executable,
+        "-m",
+        "ai_memory",
+        "install-hooks",
+        "--agent",
+        client,
+        "--apply",
+        "--data-dir",
+        str(config.data_dir),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise InvalidInput(f"install-hooks failed: {done.stderr.strip()[-500:]}")
+    sys.stdout.write(done.stdout)
+
+
+def mcp_bridge(
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+) -> None:
+    """Serve MCP on stdin/stdout, forwarding to the HTTP server (what agents launch)."""
+    from ai_memory.mcp.bridge import run
+
+    argv: list[str] = []
+    if data_dir is not None:
+        argv += ["--data-dir", str(data_dir)]
+    if server:
+        argv += ["--server", server]
+    raise typer.Exit(run(argv))

@@ -1,0 +1,242 @@
+"""``ai-memory mcp-bridge``: a stdio MCP server that forwards every message to /mcp.
+
+Agents that only speak stdio (or that should not hold the token) launch this.
+It adds what the HTTP server cannot know: the bearer token (read from the data
+dir, never from the agent's config), the agent's session id and the directory
+the agent was launched in, which scope resolution uses. Standard library only,
+so it answers ``initialize`` quickly; it checks the server before reading a
+single message and exits at once, saying why, when the server is unreachable
+or refuses the token.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import sys
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import quote, urlsplit
+
+DEFAULT_URL = "http://127.0.0.1:49374"
+# Where agents put their session id, first match wins.
+SESSION_ENV = (
+    "AI_MEMORY_SESSION_ID",
+    "CLAUDE_SESSION_ID",
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_SESSION_ID",
+    "GEMINI_SESSION_ID",
+    "CURSOR_SESSION_ID",
+    "OPENCODE_SESSION_ID",
+)
+TIMEOUT_S = 60.0
+PROBE = b'{"jsonrpc":"2.0","id":"ai-memory-bridge-probe","method":"ping"}'
+
+
+class BridgeError(Exception):
+    """The server cannot be used; the message says why and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    url: str
+    token: str | None
+    session_id: str | None
+    cwd: str
+    agent: str | None
+
+    def headers(self, protocol_version: str | None) -> dict[str, str]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "X-AI-Memory-Cwd": quote(self.cwd, safe="/"),
+        }
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        if self.session_id:
+            headers["X-AI-Memory-Session"] = quote(self.session_id, safe="")
+        if self.agent:
+            headers["X-AI-Memory-Agent"] = quote(self.agent, safe="")
+        if protocol_version:
+            headers["MCP-Protocol-Version"] = protocol_version
+        return headers
+
+
+def resolve_target(argv: list[str], env: Mapping[str, str], cwd: str) -> Target:
+    """``--server``/``--data-dir`` flags, else the environment, else the data dir's files."""
+    options = _flags(argv)
+    data_dir = _data_dir(options.get("--data-dir"), env)
+    url = options.get("--server") or env.get("AI_MEMORY_SERVER_URL") or _config_url(data_dir)
+    token = env.get("AI_MEMORY_AUTH_TOKEN") or _read_token(data_dir / "auth-tokens" / "default")
+    session = next((env[name] for name in SESSION_ENV if env.get(name)), None)
+    return Target(url.rstrip("/"), token, session, cwd, env.get("AI_MEMORY_AGENT") or None)
+
+
+def _flags(argv: list[str]) -> dict[str, str]:
+    options: dict[str, str] = {}
+    items = iter(argv)
+    for item in items:
+        name, eq, value = item.partition("=")
+        if name not in ("--server", "--data-dir"):
+            raise BridgeError(f"unknown option {item!r} (known: --server URL, --data-dir DIR)")
+        value = value if eq else next(items, "")
+        if not value:
+            raise BridgeError(f"{name} needs a value")
+        options[name] = value
+    return options
+
+
+def _data_dir(explicit: str | None, env: Mapping[str, str]) -> Path:
+    if explicit:
+        return Path(explicit).expanduser()
+    if env.get("AI_MEMORY_DATA_DIR"):
+        return Path(env["AI_MEMORY_DATA_DIR"]).expanduser()
+    if env.get("XDG_DATA_HOME"):
+        return Path(env["XDG_DATA_HOME"]) / "ai-memory"
+    return Path(env.get("HOME") or Path.home()) / ".local" / "share" / "ai-memory"
+
+
+def _config_url(data_dir: Path) -> str:
+    try:
+        data = tomllib.loads((data_dir / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return DEFAULT_URL
+    server = data.get("server")
+    url = server.get("url") if isinstance(server, dict) else None
+    return url if isinstance(url, str) and url else DEFAULT_URL
+
+
+def _read_token(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+class Forwarder:
+    """One keep-alive connection to the server's /mcp endpoint."""
+
+    def __init__(self, target: Target) -> None:
+        parts = urlsplit(target.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise BridgeError(f"server URL {target.url!r} is not http(s)://host:port")
+        self.target = target
+        self.path = (parts.path.rstrip("/") or "") + "/mcp"
+        self.protocol_version: str | None = None
+        connection = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        self.conn = connection(parts.hostname, parts.port, timeout=TIMEOUT_S)
+
+    def post(self, body: bytes) -> tuple[int, bytes]:
+        headers = self.target.headers(self.protocol_version)
+        for attempt in (1, 2):
+            try:
+                self.conn.request("POST", self.path, body=body, headers=headers)
+                response = self.conn.getresponse()
+                return response.status, response.read()
+            except (ConnectionError, http.client.HTTPException, OSError) as exc:
+                self.conn.close()
+                if attempt == 2 or isinstance(exc, ConnectionRefusedError):
+                    raise BridgeError(
+                        f"cannot reach the ai-memory server at {self.target.url} "
+                        f"({type(exc).__name__}: {exc}); is `ai-memory serve` running?"
+                    ) from exc
+        raise AssertionError("unreachable")
+
+    def check(self) -> None:
+        """Fail now, not on the agent's first tool call, if the server will not answer."""
+        status, body = self.post(PROBE)
+        if status == 401:
+            raise BridgeError(
+                f"the ai-memory server at {self.target.url} refused the token "
+                f"({_server_message(body)}); check AI_MEMORY_AUTH_TOKEN or the data dir's "
+                "auth-tokens/default"
+            )
+        if status >= 400:
+            raise BridgeError(
+                f"the ai-memory server at {self.target.url} answered HTTP {status} "
+                f"({_server_message(body)})"
+            )
+
+    def forward(self, line: bytes) -> bytes | None:
+        """Send one JSON-RPC message; the answer to write back, or None for notifications."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return _error(None, -32700, "parse error: each line must be one JSON-RPC message")
+        try:
+            status, body = self.post(line)
+        except BridgeError as exc:
+            return _error(_id_of(message), -32000, str(exc))
+        if status == 202 or not body.strip():
+            return None
+        if status >= 400 and not _is_jsonrpc(body):
+            message_text = f"HTTP {status} from the server: {_server_message(body)}"
+            return _error(_id_of(message), -32000, message_text)
+        self._note_version(message, body)
+        return body.strip()
+
+    def _note_version(self, message: Any, body: bytes) -> None:
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            try:
+                result = json.loads(body).get("result") or {}
+            except (ValueError, AttributeError):
+                return
+            version = result.get("protocolVersion")
+            self.protocol_version = version if isinstance(version, str) else None
+
+
+def _id_of(message: Any) -> Any:
+    return message.get("id") if isinstance(message, dict) else None
+
+
+def _is_jsonrpc(body: bytes) -> bool:
+    try:
+        return isinstance(json.loads(body), dict | list)
+    except ValueError:
+        return False
+
+
+def _server_message(body: bytes) -> str:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body[:200].decode("utf-8", "replace").strip() or "no details"
+    if isinstance(data, dict):
+        return str(data.get("message") or data.get("error") or data)[:300]
+    return str(data)[:300]
+
+
+def _error(request_id: Any, code: int, message: str) -> bytes:
+    payload = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return json.dumps(payload).encode("utf-8")
+
+
+def serve(forwarder: Forwarder, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+    for line in stdin:
+        if not line.strip():
+            continue
+        answer = forwarder.forward(line)
+        if answer is not None:
+            stdout.write(answer + b"\n")
+            stdout.flush()
+
+
+def run(argv: list[str]) -> int:
+    try:
+        target = resolve_target(argv, os.environ, os.getcwd())
+        forwarder = Forwarder(target)
+        forwarder.check()
+    except BridgeError as exc:
+        sys.stderr.write(f"ai-memory mcp-bridge: {exc}\n")
+        return 1
+    try:
+        serve(forwarder, sys.stdin.buffer, sys.stdout.buffer)
+    except (KeyboardInterrupt, BrokenPipeError):
+        return 0
+    return 0

@@ -1,0 +1,73 @@
+"""What an agent should know about a project at a glance, as structured data."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from ai_memory.core.identity import Scope
+from ai_memory.web.status import counts
+
+BODY_CAP = 1_500
+
+RULES = """
+SELECT path, title, id AS page_id, body FROM pages
+WHERE workspace = ? AND project = ? AND is_latest = 1 AND kind = 'rule'
+ORDER BY path LIMIT ?
+"""
+SLOTS = """
+SELECT path, title, id AS page_id, body FROM pages
+WHERE workspace = ? AND project = ? AND is_latest = 1 AND path LIKE '\\_slots/%' ESCAPE '\\'
+ORDER BY path LIMIT ?
+"""
+PINNED = """
+SELECT path, title, id AS page_id, kind FROM pages
+WHERE workspace = ? AND project = ? AND is_latest = 1 AND pinned = 1
+ORDER BY created_at DESC LIMIT ?
+"""
+RECENT = """
+SELECT path, title, id AS page_id, kind, created_at FROM pages
+WHERE workspace = ? AND project = ? AND is_latest = 1
+ORDER BY created_at DESC, id DESC LIMIT ?
+"""
+SESSIONS = """
+SELECT session_id, agent, started_at, last_event_at, ended_at, end_reason, page_id
+FROM sessions WHERE workspace = ? AND project = ?
+ORDER BY last_event_at DESC LIMIT ?
+"""
+OPEN_HANDOFFS = """
+SELECT id, origin, from_session, from_agent, summary, content, created_at FROM handoffs
+WHERE workspace = ? AND project = ? AND status = 'open'
+ORDER BY created_at DESC LIMIT ?
+"""
+
+
+def briefing(conn: sqlite3.Connection, scope: Scope, limit: int) -> dict[str, Any]:
+    params = (scope.workspace, scope.project)
+    return {
+        "counts": counts(conn, scope).get("project", {}),
+        "rules": [_capped(r) for r in conn.execute(RULES, (*params, limit))],
+        "slots": [_capped(r) for r in conn.execute(SLOTS, (*params, limit))],
+        "pinned": [dict(r) for r in conn.execute(PINNED, (*params, limit))],
+        "recent_pages": [dict(r) for r in conn.execute(RECENT, (*params, limit))],
+        "recent_sessions": [dict(r) for r in conn.execute(SESSIONS, (*params, limit))],
+        "open_handoffs": [_handoff(r) for r in conn.execute(OPEN_HANDOFFS, (*params, limit))],
+    }
+
+
+def _capped(row: sqlite3.Row) -> dict[str, Any]:
+    data = dict(row)
+    body: str = data.pop("body")
+    data["body"] = body[:BODY_CAP]
+    data["truncated"] = len(body) > BODY_CAP
+    return data
+
+
+def _handoff(row: sqlite3.Row) -> dict[str, Any]:
+    data = dict(row)
+    try:
+        data["content"] = json.loads(data["content"])
+    except (TypeError, ValueError):
+        data["content"] = {}
+    return data

@@ -1,0 +1,72 @@
+"""The MCP server: every tool registered, mounted at /mcp in the main app."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
+
+from ai_memory import __version__
+from ai_memory.mcp import tools_pages, tools_query, tools_sessions, tools_status
+from ai_memory.mcp.deps import Ctx, ToolDeps
+from ai_memory.mcp.errors import invalid_params
+from ai_memory.mcp.instructions import server_instructions
+from ai_memory.runtime import Runtime
+
+MCP_PATH = "/mcp"
+
+
+class MemoryServer(MCPServer[Any]):
+    """Arguments that fail the schema become -32602 errors naming the argument."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Ctx | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise invalid_params(exc.__cause__) from exc
+            raise
+
+
+def build_server(get_runtime: Callable[[], Runtime | None]) -> MemoryServer:
+    server = MemoryServer(
+        "ai-memory",
+        title="ai-memory",
+        instructions=server_instructions(),
+        version=__version__,
+        log_level="WARNING",
+    )
+    deps = ToolDeps(get_runtime)
+    for group in (tools_query, tools_pages, tools_status, tools_sessions):
+        group.register(server, deps)
+    return server
+
+
+def mount(app: Any, server: MemoryServer, host: str) -> None:
+    """Add the streamable HTTP endpoint to ``app`` (stateless, JSON answers).
+
+    The caller's lifespan must enter ``server.session_manager.run()``: a mounted
+    app's own lifespan never runs.
+    """
+    sub = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        json_response=True,
+        transport_security=_transport_security(host),
+        host=host,
+    )
+    app.router.routes.extend(sub.routes)
+
+
+def _transport_security(host: str) -> TransportSecuritySettings | None:
+    """DNS-rebinding protection when serving loopback; other binds rely on the token."""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return None  # the SDK's loopback defaults
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)

@@ -1,0 +1,13 @@
+"""memory_query: the retrieval search over MCP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+from ai_memory.mcp.deps import ToolDeps
+
+
+def register(server: MCPServer[Any], deps: ToolDeps) -> None:
+    """Registered once the retrieval search is wired."""

@@ -1,0 +1,457 @@
+"""The MCP tools through a real MCP client over real HTTP against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from ai_memory.mcp.instructions import CONTRACT_LIMIT, TOOL_INDEX, TOTAL_LIMIT
+from tests.conftest import ServerProcess
+from tests.mcp_support import connect, data, db_path, failure, module_server
+
+# name: (read_only, destructive, idempotent) as each tool declares it.
+ANNOTATIONS: dict[str, tuple[bool, bool | None, bool | None]] = {
+    "memory_read_page": (True, None, None),
+    "memory_recent": (True, None, None),
+    "memory_status": (True, None, None),
+    "memory_briefing": (True, None, None),
+    "memory_install_self_routing": (True, None, None),
+    "memory_write_page": (False, False, True),
+    "memory_patch_page": (False, False, False),
+    "memory_delete_page": (False, True, True),
+    "memory_feedback": (False, False, False),
+}
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    yield from module_server(tmp_path_factory)
+
+
+async def _call(srv: ServerProcess, name: str, args: dict[str, Any]) -> Any:
+    async with connect(srv) as client:
+        try:
+            return await client.call_tool(name, args)
+        except MCPError as exc:
+            error = exc  # raised outside the client, so not wrapped in an exception group
+    raise error
+
+
+def call(srv: ServerProcess, name: str, **args: Any) -> Any:
+    return asyncio.run(_call(srv, name, args))
+
+
+def invalid(srv: ServerProcess, name: str, **args: Any) -> MCPError:
+    with pytest.raises(MCPError) as caught:
+        call(srv, name, **args)
+    assert caught.value.code == -32602
+    return caught.value
+
+
+def test_tools_are_listed_with_titles_schemas_and_declared_annotations(
+    srv: ServerProcess,
+) -> None:
+    async def scenario() -> tuple[Any, Any]:
+        async with connect(srv) as client:
+            return client.instructions, await client.list_tools()
+
+    instructions, listed = asyncio.run(scenario())
+    tools = {tool.name: tool for tool in listed.tools}
+    assert set(ANNOTATIONS) <= set(tools)
+    assert set(tools) <= set(TOOL_INDEX)
+    for name, tool in tools.items():
+        assert tool.title and tool.description and len(tool.description) > 40, name
+        assert tool.input_schema["type"] == "object"
+        assert tool.annotations is not None and tool.annotations.open_world_hint is False
+    for name, (read_only, destructive, idempotent) in ANNOTATIONS.items():
+        notes = tools[name].annotations
+        assert notes is not None
+        assert notes.read_only_hint is read_only, name
+        assert notes.destructive_hint is destructive, name
+        assert notes.idempotent_hint is idempotent, name
+    schema = tools["memory_write_page"].input_schema
+    assert {"path", "body"} <= set(schema["required"])
+    assert schema["properties"]["expected_page_id"]
+    assert instructions is not None
+    assert len(instructions) <= TOTAL_LIMIT
+    contract = instructions[:CONTRACT_LIMIT]
+    assert "untrusted" in contract and "Scope" in contract and "ai-memory" in contract
+    for name in tools:
+        assert f"- {name}:" in instructions
+
+
+def test_write_then_read_with_sections_truncation_and_version(srv: ServerProcess) -> None:
+    body = "# Database\n\nWe use SQLite.\n\n## Why\n\nLocal first.\n\n## Risks\n\n" + "x" * 900
+    written = data(
+        call(
+            srv,
+            "memory_write_page",
+            path="decisions/db.md",
+            body=body,
+            project="tools",
+            tags=["storage"],
+            expires_at="2030-01-31",
+        )
+    )
+    assert written["created"] and written["scope"]["source"] == "explicit"
+    page = data(
+        call(srv, "memory_read_page", path="decisions/db.md", project="tools", max_chars=200)
+    )
+    assert page["page_id"] == written["page_id"]
+    assert page["truncated"] is True and page["total_chars"] == len(body)
+    assert len(page["body"]) == 200 and page["kind"] == "decision"
+    assert page["expires_at"] == "2030-01-31" and page["tags"] == ["storage"]
+    assert [s["heading"] for s in page["sections"]] == ["Database", "Why", "Risks"]
+    assert all(len(s["hash"]) == 16 for s in page["sections"])
+    again = data(
+        call(
+            srv,
+            "memory_write_page",
+            path="decisions/db.md",
+            body=body,
+            project="tools",
+            tags=["storage"],
+            expires_at="2030-01-31",
+        )
+    )
+    assert again["changed"] is False and again["page_id"] == written["page_id"]
+
+
+def test_compare_and_write_conflicts_write_nothing(srv: ServerProcess) -> None:
+    first = data(call(srv, "memory_write_page", path="notes/cas.md", body="one", project="cas"))
+    second = data(
+        call(
+            srv,
+            "memory_write_page",
+            path="notes/cas.md",
+            body="two",
+            project="cas",
+            expected_page_id=first["page_id"],
+        )
+    )
+    stale = failure(
+        call(
+            srv,
+            "memory_write_page",
+            path="notes/cas.md",
+            body="three",
+            project="cas",
+            expected_page_id=first["page_id"],
+        )
+    )
+    assert stale["error"] == "precondition_failed"
+    assert stale["current_page_id"] == second["page_id"]
+    exists = failure(
+        call(
+            srv,
+            "memory_write_page",
+            path="notes/cas.md",
+            body="four",
+            project="cas",
+            create_only=True,
+        )
+    )
+    assert exists["error"] == "precondition_failed"
+    page = data(call(srv, "memory_read_page", path="notes/cas.md", project="cas"))
+    assert page["body"].strip() == "two" and page["page_id"] == second["page_id"]
+
+
+def test_patch_page_operations_and_conflicts(srv: ServerProcess) -> None:
+    body = "# Plan\n\n## Steps\n\n- one\n\n## Notes\n\nfirst\n\n## Notes\n\nsecond\n"
+    page_id = data(call(srv, "memory_write_page", path="plan.md", body=body, project="patch"))[
+        "page_id"
+    ]
+    patched = data(
+        call(
+            srv,
+            "memory_patch_page",
+            path="plan.md",
+            project="patch",
+            expected_page_id=page_id,
+            op="append_to_section",
+            section="Steps",
+            content="- two",
+        )
+    )
+    page = data(call(srv, "memory_read_page", path="plan.md", project="patch"))
+    assert "- one\n\n- two\n\n## Notes" in page["body"]
+    assert page["page_id"] == patched["page_id"]
+    ambiguous = failure(
+        call(
+            srv,
+            "memory_patch_page",
+            path="plan.md",
+            project="patch",
+            expected_page_id=page["page_id"],
+            op="append_to_section",
+            section="Notes",
+            content="third",
+        )
+    )
+    assert ambiguous["error"] == "ambiguous_section" and len(ambiguous["sections"]) == 2
+    steps = next(s for s in page["sections"] if s["heading"] == "Steps")
+    replaced = data(
+        call(
+            srv,
+            "memory_patch_page",
+            path="plan.md",
+            project="patch",
+            expected_page_id=page["page_id"],
+            op="replace_section",
+            section="Steps",
+            section_hash=steps["hash"],
+            content="- done",
+        )
+    )
+    stale_hash = failure(
+        call(
+            srv,
+            "memory_patch_page",
+            path="plan.md",
+            project="patch",
+            expected_page_id=replaced["page_id"],
+            op="replace_section",
+            section="Steps",
+            section_hash=steps["hash"],
+            content="- lost",
+        )
+    )
+    assert stale_hash["error"] == "section_conflict"
+    stale_version = failure(
+        call(
+            srv,
+            "memory_patch_page",
+            path="plan.md",
+            project="patch",
+            expected_page_id=page_id,
+            op="append",
+            content="late",
+        )
+    )
+    assert stale_version["error"] == "precondition_failed"
+    assert stale_version["current_page_id"] == replaced["page_id"]
+    missing = failure(
+        call(
+            srv,
+            "memory_patch_page",
+            path="plan.md",
+            project="patch",
+            expected_page_id=replaced["page_id"],
+            op="append_to_section",
+            section="Nope",
+            content="x",
+        )
+    )
+    assert missing["error"] == "section_not_found"
+    added = data(
+        call(
+            srv,
+            "memory_patch_page",
+            path="plan.md",
+            project="patch",
+            expected_page_id=replaced["page_id"],
+            op="add_section",
+            section="Open",
+            content="- why?",
+        )
+    )
+    final = data(call(srv, "memory_read_page", path="plan.md", project="patch"))
+    assert final["page_id"] == added["page_id"]
+    assert "- done" in final["body"] and "- one" not in final["body"]
+    assert "lost" not in final["body"] and "late" not in final["body"]
+    assert final["body"].rstrip().endswith("## Open\n\n- why?")
+    with pytest.raises(MCPError) as caught:
+        call(
+            srv,
+            "memory_patch_page",
+            path="plan.md",
+            project="patch",
+            expected_page_id=added["page_id"],
+            op="replace_section",
+            section="Open",
+            content="x",
+        )
+    assert caught.value.code == -32602 and "section_hash" in caught.value.message
+
+
+def test_delete_page_and_its_errors(srv: ServerProcess) -> None:
+    page_id = data(call(srv, "memory_write_page", path="gone.md", body="bye", project="del"))[
+        "page_id"
+    ]
+    wrong = failure(
+        call(
+            srv,
+            "memory_delete_page",
+            path="gone.md",
+            project="del",
+            expected_page_id=page_id + 1000,
+        )
+    )
+    assert wrong["error"] == "precondition_failed" and wrong["current_page_id"] == page_id
+    deleted = data(
+        call(srv, "memory_delete_page", path="gone.md", project="del", expected_page_id=page_id)
+    )
+    assert deleted["deleted"] and deleted["page_id"] == page_id
+    assert (
+        failure(call(srv, "memory_delete_page", path="gone.md", project="del"))["error"]
+        == "not_found"
+    )
+    assert (
+        failure(call(srv, "memory_read_page", path="gone.md", project="del"))["error"]
+        == "not_found"
+    )
+
+
+def test_feedback_is_stored_and_needs_a_page(srv: ServerProcess) -> None:
+    page_id = data(call(srv, "memory_write_page", path="fb.md", body="b", project="fb"))["page_id"]
+    recorded = data(
+        call(
+            srv,
+            "memory_feedback",
+            path="fb.md",
+            project="fb",
+            signal="stale",
+            reason="moved to postgres",
+        )
+    )
+    assert recorded["page_id"] == page_id
+    with sqlite3.connect(db_path(srv)) as conn:
+        rows = conn.execute(
+            "SELECT project, path, page_id, signal, reason FROM page_feedback"
+        ).fetchall()
+    assert ("fb", "fb.md", page_id, "stale", "moved to postgres") in rows
+    assert (
+        failure(call(srv, "memory_feedback", path="nope.md", project="fb", signal="helpful"))[
+            "error"
+        ]
+        == "not_found"
+    )
+    invalid(srv, "memory_feedback", path="fb.md", project="fb", signal="great")
+
+
+def test_recent_status_and_briefing(srv: ServerProcess) -> None:
+    call(srv, "memory_write_page", path="_rules/style.md", body="Use tabs.", project="brief")
+    call(srv, "memory_write_page", path="concepts/a.md", body="A", project="brief", pinned=True)
+    call(srv, "memory_write_page", path="_slots/focus.md", body="ship it", project="brief")
+    recent = data(call(srv, "memory_recent", project="brief", limit=2))
+    assert [p["path"] for p in recent["pages"]] == ["_slots/focus.md", "concepts/a.md"]
+    rules = data(call(srv, "memory_recent", project="brief", kind="rule"))
+    assert [p["path"] for p in rules["pages"]] == ["_rules/style.md"]
+    status = data(call(srv, "memory_status", project="brief"))
+    assert status["project"]["pages"] == 3 and status["data_version"] >= 3
+    assert status["scope"] == {
+        "workspace": "default",
+        "project": "brief",
+        "source": "explicit",
+        "reason": "workspace/project arguments",
+        "exists": True,
+    }
+    brief = data(call(srv, "memory_briefing", project="brief"))
+    assert [r["body"].strip() for r in brief["rules"]] == ["Use tabs."]
+    assert [s["path"] for s in brief["slots"]] == ["_slots/focus.md"]
+    assert {p["path"] for p in brief["pinned"]} == {"concepts/a.md", "_slots/focus.md"}
+    assert brief["counts"]["pages"] == 3 and "untrusted" in brief["note"]
+    snippet = data(call(srv, "memory_install_self_routing", target="claude"))
+    assert snippet["file"] == "CLAUDE.md" and "memory_query" in snippet["snippet"]
+
+
+def test_invalid_arguments_are_protocol_errors_naming_the_argument(srv: ServerProcess) -> None:
+    assert "limit" in invalid(srv, "memory_recent", limit=1000).message
+    assert (
+        "path"
+        in invalid(srv, "memory_write_page", path="../up.md", body="x", project="bad").message
+    )
+    assert (
+        "expires_at"
+        in invalid(
+            srv, "memory_write_page", path="a.md", body="x", project="bad", expires_at="next week"
+        ).message
+    )
+    assert "body" in invalid(srv, "memory_write_page", path="a.md", project="bad").message
+    assert "project" in invalid(srv, "memory_status", project="no/slash").message
+    assert "max_chars" in invalid(srv, "memory_read_page", path="a.md", max_chars=10**6).message
+    assert "path" in invalid(srv, "memory_read_page").message
+    assert (
+        "frontmatter"
+        in invalid(
+            srv,
+            "memory_write_page",
+            path="a.md",
+            project="bad",
+            body="---\ntitle: [unclosed\n---\nbody",
+        ).message
+    )
+    status = data(call(srv, "memory_status", project="bad"))
+    assert status["scope"]["exists"] is False  # nothing was written
+
+
+def test_read_related_walks_links_across_projects_without_looping(srv: ServerProcess) -> None:
+    call(srv, "memory_write_page", path="a.md", body="see [[b.md]]", project="graph")
+    call(
+        srv,
+        "memory_write_page",
+        path="b.md",
+        body="back to [[a.md]], on to [[c.md]]",
+        project="graph",
+    )
+    call(
+        srv,
+        "memory_write_page",
+        path="c.md",
+        body="far: [[other:d.md]] [[missing.md]]",
+        project="graph",
+    )
+    call(srv, "memory_write_page", path="d.md", body="end", project="other")
+    near = data(call(srv, "memory_read_page", path="a.md", project="graph", include_related=True))
+    assert [(r["path"], r["depth"]) for r in near["related"]] == [("b.md", 1)]
+    far = data(
+        call(
+            srv,
+            "memory_read_page",
+            path="a.md",
+            project="graph",
+            include_related=True,
+            related_depth=3,
+        )
+    )
+    found = {(r["project"], r["path"]): r for r in far["related"]}
+    assert set(found) == {
+        ("graph", "b.md"),
+        ("graph", "c.md"),
+        ("other", "d.md"),
+        ("graph", "missing.md"),
+    }
+    assert found[("other", "d.md")]["depth"] == 3 and found[("other", "d.md")]["exists"]
+    assert found[("graph", "missing.md")]["exists"] is False
+    capped = data(
+        call(
+            srv,
+            "memory_read_page",
+            path="a.md",
+            project="graph",
+            include_related=True,
+            related_depth=3,
+            related_limit=2,
+        )
+    )
+    assert len(capped["related"]) == 2
+    invalid(
+        srv, "memory_read_page", path="a.md", project="graph", include_related=True, related_depth=4
+    )
+
+
+def test_mcp_endpoint_sits_behind_the_bearer_token(srv: ServerProcess) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    refused = httpx.post(f"{srv.url}/mcp", json=message, headers=accept, timeout=10)
+    assert refused.status_code == 401 and refused.json()["error"] == "unauthorized"
+    with srv.client() as client:
+        answered = client.post("/mcp", json=message, headers=accept)
+    assert answered.status_code == 200
+    assert "memory_write_page" in {t["name"] for t in answered.json()["result"]["tools"]}
