@@ -1,35 +1,32 @@
-"""Crash-safe file replacement: temp file, fsync, rename, fsync the directory."""
+"""Crash-safe file replacement: temp file, fsync, rename, fsync the directory.
+
+``FileStage`` does the same for every file a writer batch touches at once: the
+temp files are fsynced in parallel (the filesystem journals them together),
+renamed in command order, and each directory is fsynced once — all before the
+batch's COMMIT, so a file always lands before the index row that describes it.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import secrets
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 TEMP_PREFIX = ".tmp-"
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.parent / f"{TEMP_PREFIX}{path.name}.{secrets.token_hex(4)}"
+    temp = _write_temp(path, data)
     try:
-        with open(temp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        _fsync_file(temp)
         os.replace(temp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
+        _discard(temp)
         raise
     fsync_dir(path.parent)
-
-
-def atomic_delete(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-        fsync_dir(path.parent)
 
 
 def fsync_dir(directory: Path) -> None:
@@ -38,3 +35,85 @@ def fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@dataclass(frozen=True, slots=True)
+class _Staged:
+    target: Path
+    temp: Path | None  # None: delete the target
+
+
+class FileStage:
+    """File changes of one writer batch, made durable just before it commits."""
+
+    def __init__(self, sync_threads: int = 4) -> None:
+        self._staged: list[_Staged] = []
+        self._pool = ThreadPoolExecutor(sync_threads, thread_name_prefix="ai-memory-fsync")
+
+    def write(self, path: Path, data: bytes) -> None:
+        self._staged.append(_Staged(path, _write_temp(path, data)))
+
+    def delete(self, path: Path) -> None:
+        self._staged.append(_Staged(path, None))
+
+    def mark(self) -> int:
+        return len(self._staged)
+
+    def discard_since(self, mark: int) -> None:
+        """Forget what a failed command staged."""
+        for staged in self._staged[mark:]:
+            if staged.temp is not None:
+                _discard(staged.temp)
+        del self._staged[mark:]
+
+    def publish(self) -> None:
+        """fsync every temp file, rename in order, fsync each directory once."""
+        staged, self._staged = self._staged, []
+        if not staged:
+            return
+        try:
+            temps = [s.temp for s in staged if s.temp is not None]
+            list(self._pool.map(_fsync_file, temps))
+            directories: set[Path] = set()
+            for item in staged:
+                if item.temp is not None:
+                    os.replace(item.temp, item.target)
+                else:
+                    with contextlib.suppress(FileNotFoundError):
+                        item.target.unlink()
+                directories.add(item.target.parent)
+            list(self._pool.map(fsync_dir, directories))
+        except BaseException:
+            for item in staged:
+                if item.temp is not None:
+                    _discard(item.temp)
+            raise
+
+    def close(self) -> None:
+        self.discard_since(0)
+        self._pool.shutdown()
+
+
+def _write_temp(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.parent / f"{TEMP_PREFIX}{path.name}.{secrets.token_hex(4)}"
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(data)
+    except BaseException:
+        _discard(temp)
+        raise
+    return temp
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _discard(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()

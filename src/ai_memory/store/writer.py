@@ -5,6 +5,9 @@ thread takes every command that is waiting, up to a batch limit, and runs them
 in one transaction, each inside its own savepoint so one failing command does
 not undo its neighbours (group commit). A caller's future resolves only after
 the COMMIT, so a result means the data is durable.
+
+Commands stage file changes through ``writer.files`` (only from inside a
+command); they are made durable and published just before the COMMIT.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any, TypeVar
 
 from ai_memory.core.errors import Saturated, Unavailable
 from ai_memory.store.db import connect_writer
+from ai_memory.store.files import FileStage
 from ai_memory.store.migrations import migrate
 
 log = logging.getLogger(__name__)
@@ -57,6 +61,7 @@ class Writer:
         self._thread: threading.Thread | None = None
         self._accepting = False
         self._lock = threading.Lock()
+        self.files = FileStage()
         self.transactions = 0
         self.commands = 0
 
@@ -141,6 +146,7 @@ class Writer:
                     self._execute(conn, batch)
         finally:
             conn.close()
+            self.files.close()
 
     def _execute(self, conn: sqlite3.Connection, batch: list[_Job]) -> None:
         outcomes: list[tuple[bool, Any]] = []
@@ -148,9 +154,12 @@ class Writer:
             conn.execute("BEGIN IMMEDIATE")
             for job in batch:
                 outcomes.append(self._run_one(conn, job))
+            # Files land before the rows that describe them commit.
+            self.files.publish()
             conn.execute("COMMIT")
         except BaseException as exc:  # the transaction itself failed: nothing committed
             log.exception("write transaction failed")
+            self.files.discard_since(0)
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             for job in batch:
@@ -165,14 +174,15 @@ class Writer:
             else:
                 job.future.set_exception(value)
 
-    @staticmethod
-    def _run_one(conn: sqlite3.Connection, job: _Job) -> tuple[bool, Any]:
+    def _run_one(self, conn: sqlite3.Connection, job: _Job) -> tuple[bool, Any]:
         if not job.future.set_running_or_notify_cancel():
             return False, Unavailable("cancelled")
         conn.execute("SAVEPOINT command")
+        mark = self.files.mark()
         try:
             value = job.command(conn)
         except Exception as exc:
+            self.files.discard_since(mark)
             conn.execute("ROLLBACK TO command")
             conn.execute("RELEASE command")
             return False, exc

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pygit2
 
-from ai_memory.wiki.atomic import TEMP_PREFIX
+from ai_memory.store.files import TEMP_PREFIX
 
 log = logging.getLogger(__name__)
 

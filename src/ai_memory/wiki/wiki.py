@@ -21,7 +21,6 @@ from ai_memory.core.page import WriteResult
 from ai_memory.store import pages
 from ai_memory.store.readers import ReaderPool
 from ai_memory.store.writer import Writer
-from ai_memory.wiki.atomic import atomic_delete, atomic_write
 from ai_memory.wiki.document import build_document, complete_frontmatter
 from ai_memory.wiki.frontmatter import parse_markdown
 from ai_memory.wiki.git import GitCheckpointer
@@ -157,7 +156,7 @@ class Wiki:
             )
             # The file lands before the transaction commits: a crash in between
             # leaves a file the index re-derives at start, never a row without a file.
-            atomic_write(self.file_path(ref), doc.text.encode("utf-8"))
+            self.writer.files.write(self.file_path(ref), doc.text.encode("utf-8"))
             return _result(ref, page_id, version, changed=True, created=current is None)
 
         return command
@@ -198,7 +197,7 @@ class Wiki:
                 ref=ref,
                 detail={"page_id": current["id"]},
             )
-            atomic_delete(self.file_path(ref))
+            self.writer.files.delete(self.file_path(ref))
             return int(current["id"])
 
         return command
