@@ -65,6 +65,7 @@ class WikiSettings(Section):
     max_page_bytes: int = Field(
         1024 * 1024, ge=1024, le=64 * 1024 * 1024, description="largest page accepted"
     )
+    watch: bool = Field(True, description="index pages edited by hand while the server runs")
     git_author: str = Field("ai-memory", description="author name of git checkpoints")
     git_email: str = Field("ai-memory@localhost", description="author email of git checkpoints")
 

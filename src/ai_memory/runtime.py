@@ -17,6 +17,7 @@ from ai_memory.store.readers import ReaderPool
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.git import GitCheckpointer
 from ai_memory.wiki.reindex import ReconcileReport, reconcile
+from ai_memory.wiki.watcher import WikiWatcher
 from ai_memory.wiki.wiki import Wiki
 
 log = logging.getLogger(__name__)
@@ -30,10 +31,12 @@ class Runtime:
     checkpointer: GitCheckpointer
     wiki: Wiki
     startup_report: ReconcileReport | None = None
+    watcher: WikiWatcher | None = None
     retrieval: Retriever = field(init=False)
 
     @classmethod
-    def start(cls, config: Config, *, reconcile_wiki: bool = True) -> Runtime:
+    def start(cls, config: Config, *, reconcile_wiki: bool = True, watch: bool = False) -> Runtime:
+        """``watch`` follows hand edits of the wiki while running (the server sets it)."""
         if not (config.wiki_dir / ".git").exists() or not config.db_path.exists():
             raise NotInitialised(f"{config.data_dir} is not initialised; run `ai-memory init`")
         writer = Writer(
@@ -65,10 +68,15 @@ class Runtime:
             runtime.startup_report = reconcile(wiki)
             for warning in runtime.startup_report.warnings:
                 log.warning("wiki: %s", warning)
+        if watch and config.wiki.watch:
+            runtime.watcher = WikiWatcher(wiki)
+            runtime.watcher.start()
         return runtime
 
     def stop(self) -> None:
         """Drain accepted writes first, then write the last checkpoint."""
+        if self.watcher is not None:
+            self.watcher.stop()
         self.writer.stop()
         self.checkpointer.stop()
         self.readers.close()

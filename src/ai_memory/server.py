@@ -6,6 +6,7 @@ import ipaddress
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 import anyio.to_thread
 from fastapi import FastAPI
@@ -32,7 +33,7 @@ def create_app(config: Config, token: str | None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        runtime = await anyio.to_thread.run_sync(Runtime.start, config)
+        runtime = await anyio.to_thread.run_sync(partial(Runtime.start, config, watch=True))
         app.state.runtime = runtime
         hooks, scheduler = start_capture(runtime)
         app.state.hooks = hooks

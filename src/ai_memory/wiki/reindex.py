@@ -42,17 +42,11 @@ def scan(root: Path, report: ReconcileReport) -> Iterator[tuple[PageRef, Path]]:
     """Every page file under ``root`` laid out as ``<workspace>/<project>/<path>.md``."""
     for file in sorted(root.rglob("*.md")):
         relative = file.relative_to(root).as_posix()
-        parts = relative.split("/", 2)
         if any(part.startswith(".") for part in relative.split("/")):
             continue
-        try:
-            if len(parts) < 3:
-                raise InvalidInput("not inside <workspace>/<project>/")
-            ref = Scope.of(parts[0], parts[1]).page(parts[2])
-        except InvalidInput as exc:
-            report.warnings.append(f"skipped {relative}: {exc}")
-            continue
-        yield ref, file
+        ref = _ref_for(relative, report)
+        if ref is not None:
+            yield ref, file
 
 
 def load(ref: PageRef, file: Path, report: ReconcileReport) -> PageDocument | None:
@@ -93,6 +87,57 @@ def reconcile(
     if wiki.checkpointer is not None and report.changed:
         wiki.checkpointer.notify(*(f"{w}/{p}/{path}" for w, p, path in seen))
     return report
+
+
+def reconcile_paths(wiki: Wiki, relpaths: list[str]) -> ReconcileReport:
+    """Re-derive the given files (relative to the wiki root): index edits, drop deletions."""
+    report = ReconcileReport()
+    present: list[tuple[PageRef, PageDocument]] = []
+    missing: list[PageRef] = []
+    for relpath in relpaths:
+        ref = _ref_for(relpath, report)
+        if ref is None:
+            continue
+        file = wiki.root / relpath
+        if file.is_file():
+            doc = load(ref, file, report)
+            if doc is not None:
+                present.append((ref, doc))
+        else:
+            missing.append(ref)
+    report.files = len(present)
+    if present:
+        wiki.writer.call(_apply(wiki, present, False, report), timeout=None)
+    if missing:
+        wiki.writer.call(_delete_refs(wiki, missing, report), timeout=None)
+    if wiki.checkpointer is not None and report.changed:
+        wiki.checkpointer.notify(*relpaths)
+    return report
+
+
+def _ref_for(relpath: str, report: ReconcileReport) -> PageRef | None:
+    parts = relpath.split("/", 2)
+    try:
+        if len(parts) < 3:
+            raise InvalidInput("not inside <workspace>/<project>/")
+        return Scope.of(parts[0], parts[1]).page(parts[2])
+    except InvalidInput as exc:
+        report.warnings.append(f"skipped {relpath}: {exc}")
+        return None
+
+
+def _delete_refs(
+    wiki: Wiki, refs: list[PageRef], report: ReconcileReport
+) -> Callable[[sqlite3.Connection], None]:
+    def command(conn: sqlite3.Connection) -> None:
+        now = wiki.clock()
+        for ref in refs:
+            current = pages.latest(conn, ref)
+            if current is not None:
+                pages.mark_deleted(conn, current["id"], now)
+                report.deleted += 1
+
+    return command
 
 
 def _apply(
