@@ -26,6 +26,12 @@ ANNOTATIONS: dict[str, tuple[bool, bool | None, bool | None]] = {
     "memory_patch_page": (False, False, False),
     "memory_delete_page": (False, True, True),
     "memory_feedback": (False, False, False),
+    "memory_query": (True, None, None),
+    "memory_handoff_list": (True, None, None),
+    "memory_read_session_observations": (True, None, None),
+    "memory_handoff_begin": (False, False, False),
+    "memory_handoff_accept": (False, False, False),
+    "memory_handoff_cancel": (False, True, True),
 }
 
 
@@ -63,8 +69,7 @@ def test_tools_are_listed_with_titles_schemas_and_declared_annotations(
 
     instructions, listed = asyncio.run(scenario())
     tools = {tool.name: tool for tool in listed.tools}
-    assert set(ANNOTATIONS) <= set(tools)
-    assert set(tools) <= set(TOOL_INDEX)
+    assert set(ANNOTATIONS) == set(tools) == set(TOOL_INDEX)
     for name, tool in tools.items():
         assert tool.title and tool.description and len(tool.description) > 40, name
         assert tool.input_schema["type"] == "object"
@@ -455,3 +460,88 @@ def test_mcp_endpoint_sits_behind_the_bearer_token(srv: ServerProcess) -> None:
         answered = client.post("/mcp", json=message, headers=accept)
     assert answered.status_code == 200
     assert "memory_write_page" in {t["name"] for t in answered.json()["result"]["tools"]}
+
+
+def test_query_finds_pages_with_aliases_and_read_page_by_query(srv: ServerProcess) -> None:
+    call(
+        srv,
+        "memory_write_page",
+        path="gotchas/wal.md",
+        project="search",
+        body="SQLite WAL checkpoints stall when a reader never finishes.",
+    )
+    call(
+        srv,
+        "memory_write_page",
+        path="concepts/cart.md",
+        project="search",
+        body="The cart keeps discounts per line item.",
+    )
+    found = data(call(srv, "memory_query", query="wal checkpoint stall", project="search"))
+    assert found["hits"][0]["path"] == "gotchas/wal.md"
+    assert found["scope"]["project"] == "search" and "note" in found
+    aliased = data(call(srv, "memory_query", q="discounts", n=1, project="search"))
+    assert [h["path"] for h in aliased["hits"]] == ["concepts/cart.md"]
+    by_search = data(
+        call(srv, "memory_query", search="discounts", top_k=5, project="search", kind="gotcha")
+    )
+    assert by_search["hits"] == []
+    best = data(call(srv, "memory_read_page", query="reader never finishes", project="search"))
+    assert best["path"] == "gotchas/wal.md" and best["matched_query"]["query"]
+    assert (
+        failure(call(srv, "memory_read_page", query="zebra giraffe", project="search"))["error"]
+        == "not_found"
+    )
+    assert "query" in invalid(srv, "memory_query", project="search").message
+    assert "limit" in invalid(srv, "memory_query", query="x", limit=101).message
+    everywhere = data(call(srv, "memory_query", query="discounts", **{"global": True}))
+    assert [h["path"] for h in everywhere["hits"]] == ["concepts/cart.md"]
+
+
+def test_handoff_tools_begin_list_accept_cancel(srv: ServerProcess) -> None:
+    opened = data(
+        call(
+            srv,
+            "memory_handoff_begin",
+            project="hand",
+            summary="finish the cart",
+            next_steps=["write tests"],
+            open_questions=["rounding?"],
+            files_touched=["src/cart.py"],
+            shared=["run make test"],
+        )
+    )
+    handoff = opened["handoff"]
+    assert handoff["content"]["next_steps"] == ["write tests"]
+    assert handoff["content"]["shared"] == ["run make test"]
+    other = data(call(srv, "memory_handoff_begin", project="hand", summary="obsolete"))
+    listed = data(call(srv, "memory_handoff_list", project="hand"))
+    assert {h["summary"] for h in listed["handoffs"]} == {"finish the cart", "obsolete"}
+    cancelled = data(
+        call(srv, "memory_handoff_cancel", project="hand", handoff_id=other["handoff"]["id"])
+    )
+    assert cancelled["handoff"]["status"] == "cancelled"
+    claimed = data(call(srv, "memory_handoff_accept", project="hand"))
+    assert claimed["result"] == "claimed" and claimed["handoff"]["id"] == handoff["id"]
+    none = data(call(srv, "memory_handoff_accept", project="hand"))
+    assert none["result"] == "none_pending" and none["handoff"] is None
+    assert (
+        failure(call(srv, "memory_handoff_accept", project="hand", handoff_id=99_999))["error"]
+        == "not_found"
+    )
+    assert (
+        failure(call(srv, "memory_handoff_cancel", project="hand", handoff_id=99_999))["error"]
+        == "not_found"
+    )
+    assert "summary" in invalid(srv, "memory_handoff_begin", project="hand", summary="").message
+    assert failure(call(srv, "memory_handoff_begin", summary="no scope"))["error"] == (
+        "scope_unresolved"
+    )
+    unclaimed = data(call(srv, "memory_handoff_list", project="hand", status="any"))
+    assert {h["status"] for h in unclaimed["handoffs"]} == {"claimed", "cancelled"}
+
+
+def test_session_observations_need_a_session(srv: ServerProcess) -> None:
+    missing = failure(call(srv, "memory_read_session_observations", project="nosessions"))
+    assert missing["error"] == "not_found"
+    assert "limit" in invalid(srv, "memory_read_session_observations", project="x", limit=0).message

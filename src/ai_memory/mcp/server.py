@@ -9,6 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, InputRequiredResult
+from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 
 from ai_memory import __version__
@@ -21,12 +22,29 @@ from ai_memory.runtime import Runtime
 MCP_PATH = "/mcp"
 
 
+# Argument names that are Python keywords: ``global`` on the wire, ``global_`` in code.
+WIRE_NAMES = {"global_": "global", "search_": "search"}
+
+
 class MemoryServer(MCPServer[Any]):
     """Arguments that fail the schema become -32602 errors naming the argument."""
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = await super().list_tools()
+        for tool in tools:
+            properties = tool.input_schema.get("properties", {})
+            for code_name, wire_name in WIRE_NAMES.items():
+                if code_name in properties:
+                    properties[wire_name] = properties.pop(code_name)
+        return tools
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Ctx | None = None
     ) -> CallToolResult | InputRequiredResult:
+        arguments = dict(arguments)
+        for code_name, wire_name in WIRE_NAMES.items():
+            if wire_name in arguments:
+                arguments[code_name] = arguments.pop(wire_name)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:

@@ -10,13 +10,14 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from ai_memory.core.clock import now_iso
-from ai_memory.core.errors import NotFound
+from ai_memory.core.errors import NotFound, PreconditionFailed
 from ai_memory.core.identity import PageRef
 from ai_memory.mcp.args import KindName, Limit, PageId, PagePath, Project, TierName, Workspace
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
 from ai_memory.mcp.errors import InvalidArgument, argument
 from ai_memory.mcp.related import MAX_DEPTH, MAX_PAGES, related_pages
 from ai_memory.mcp.scope import ResolvedScope
+from ai_memory.mcp.search import best_page
 from ai_memory.mcp.sections import PatchOp, apply_patch, sections
 from ai_memory.runtime import Runtime
 from ai_memory.store.feedback import add_feedback
@@ -165,8 +166,6 @@ def _read_tool(deps: ToolDeps) -> Any:
 async def _best_match(
     deps: ToolDeps, ctx: Ctx, resolved: ResolvedScope, query: str
 ) -> tuple[PageRef, dict[str, Any]]:
-    from ai_memory.mcp.search import best_page
-
     hit = await best_page(deps.runtime(), resolved.scope, query)
     if hit is None:
         raise NotFound(f"no page matches {query!r} in {resolved.scope}")
@@ -306,8 +305,6 @@ def _patch_tool(deps: ToolDeps) -> Any:
             runtime = deps.runtime()
             page = await runtime.wiki.aread_page(ref)
             if page["page_id"] != expected_page_id:
-                from ai_memory.core.errors import PreconditionFailed
-
                 raise PreconditionFailed(
                     f"page {ref} is at page_id {page['page_id']}, not the expected "
                     f"{expected_page_id}",
