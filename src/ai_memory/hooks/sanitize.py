@@ -32,7 +32,7 @@ SECRET_PATTERNS: tuple[str, ...] = (
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY"
     r"(?: BLOCK)?-----|.*\Z)",
     r"(?P<k>(?i:\bbearer)\s+)[A-Za-z0-9._~+/=-]{6,}",
-    r"(?P<k>(?i:\b(?:proxy-)?authorization)[\"']?\s*[:=]\s*[\"']?(?i:(?:basic|token|digest)\s+)?)"
+    r"(?P<k>(?i:\b(?:proxy-)?authorization)[\"']?\s*[:=]\s*[\"']?(?i:(?:basic|bearer|token|digest)\s+)?)"
     r"[^\s\"',;]+",
     r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}",
     r"\bsk-[A-Za-z0-9_-]{16,}",

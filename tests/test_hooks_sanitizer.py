@@ -1,0 +1,193 @@
+"""The sanitizer: secrets redacted, escapes stripped, sizes capped after redaction."""
+
+from __future__ import annotations
+
+import pytest
+
+from ai_memory.core.errors import ConfigError
+from ai_memory.hooks.aliases import normalise
+from ai_memory.hooks.sanitize import (
+    EXCERPT_CAP,
+    PROMPT_CAP,
+    REDACTED,
+    SanitizedObservation,
+    Sanitizer,
+)
+
+# (pattern class, text with the secret, the secret itself)
+SECRETS: list[tuple[str, str, str]] = [
+    ("bearer", "curl -H 'Authorization: Bearer abcDEF123456789xyz'", "abcDEF123456789xyz"),
+    ("bearer", "token is bearer eyzzQ29vbGVfdG9rZW4K", "eyzzQ29vbGVfdG9rZW4K"),
+    (
+        "openai",
+        "OPENAI key sk-proj-AbCdEfGhIjKlMnOpQrStUvWx123",
+        "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx123",
+    ),
+    (
+        "anthropic",
+        "use sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123",
+        "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123",
+    ),
+    ("stripe", "stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+    ("stripe", "restricted rk_live_51H8abcdefGHIJKL", "rk_live_51H8abcdefGHIJKL"),
+    ("stripe", "test key sk_test_51H8abcdefGHIJKLmnop", "sk_test_51H8abcdefGHIJKLmnop"),
+    (
+        "github",
+        "git push https://ghp_1234567890abcdefghijABCDEFGHIJ123456@github.com",
+        "ghp_1234567890abcdefghijABCDEFGHIJ123456",
+    ),
+    (
+        "github",
+        "oauth gho_16C7e42F292c6912E7710c838347Ae178B4a",
+        "gho_16C7e42F292c6912E7710c838347Ae178B4a",
+    ),
+    ("github", "server ghs_abcdefghijklmnopqrstuvwxyz0123", "ghs_abcdefghijklmnopqrstuvwxyz0123"),
+    (
+        "github",
+        "user-to-server ghu_abcdefghijklmnopqrstuvwxyz0123",
+        "ghu_abcdefghijklmnopqrstuvwxyz0123",
+    ),
+    ("github", "refresh ghr_abcdefghijklmnopqrstuvwxyz0123", "ghr_abcdefghijklmnopqrstuvwxyz0123"),
+    (
+        "github",
+        "pat github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+    ),
+    ("aws", "aws id AKIAIOSFODNN7EXAMPLE in config", "AKIAIOSFODNN7EXAMPLE"),
+    ("aws", "temporary ASIAY34FZKBOKMUTVV7A here", "ASIAY34FZKBOKMUTVV7A"),
+    (
+        "aws",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    (
+        "google",
+        "maps AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe ok",
+        "AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe",
+    ),
+    ("slack", "bot xoxb-2345678901-abcdefghijklmnop", "xoxb-2345678901-abcdefghijklmnop"),
+    ("slack", "user xoxp-1111-2222-3333-abcdef", "xoxp-1111-2222-3333-abcdef"),
+    (
+        "jwt",
+        "cookie eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+    ),
+    (
+        "pem",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nabcdef\n-----END RSA PRIVATE KEY-----",
+        "MIIEowIBAAKCAQEA7",
+    ),
+    (
+        "pem",
+        "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n(cut)",
+        "b3BlbnNzaC1rZXktdjEAAAAA",
+    ),
+    (
+        "pem",
+        "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ+DYvh6\n-----END PRIVATE KEY-----",
+        "MC4CAQAwBQYDK2VwBCIEIJ",
+    ),
+    ("url", "postgres://admin:hunter2secret@db.internal:5432/app", "hunter2secret"),
+    ("url", "git clone https://user:p4ssw0rd!@example.com/repo.git", "p4ssw0rd!"),
+    ("header", "Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="),
+    ("header", '{"headers": {"authorization": "Token abcdef0123456789"}}', "abcdef0123456789"),
+    ("header", "X-Api-Key: 9f8e7d6c5b4a39281706", "9f8e7d6c5b4a39281706"),
+    ("assign", "password=correcthorsebattery", "correcthorsebattery"),
+    ("assign", '{"api_key": "zzkey-1234567890abc"}', "zzkey-1234567890abc"),
+    ("assign", "client_secret: abcd1234efgh5678", "abcd1234efgh5678"),
+    ("assign", "db passwd = s3cr3tvalue", "s3cr3tvalue"),
+    ("env", "export OPENAI_API_KEY=qwertyuiopasdfgh", "qwertyuiopasdfgh"),
+    ("env", "GITHUB_TOKEN=plainvalue123 make release", "plainvalue123"),
+    ("env", "MY_SERVICE_SECRET='quoted-secret-value'", "quoted-secret-value"),
+    ("env", "DB_PASSWORD=pa55word make migrate", "pa55word"),
+]
+
+
+@pytest.fixture(scope="module")
+def sanitizer() -> Sanitizer:
+    return Sanitizer()
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), SECRETS, ids=[s[0] for s in SECRETS])
+def test_every_secret_sample_is_redacted(
+    sanitizer: Sanitizer, kind: str, text: str, secret: str
+) -> None:
+    cleaned = sanitizer.clean(text, PROMPT_CAP)
+    assert secret not in cleaned
+    assert REDACTED in cleaned
+
+
+def test_the_corpus_covers_every_pattern_class() -> None:
+    assert len(SECRETS) >= 30
+    assert len({kind for kind, _, _ in SECRETS}) >= 12
+
+
+def test_ordinary_text_is_left_alone(sanitizer: Sanitizer) -> None:
+    text = "Refactor the token parser in src/auth/token.py; 42 tests pass."
+    assert sanitizer.clean(text, PROMPT_CAP) == text
+
+
+def test_a_secret_across_the_cap_is_not_leaked(sanitizer: Sanitizer) -> None:
+    secret = "ghp_" + "A1b2C3d4E5" * 4
+    for shift in range(0, 60, 7):
+        text = "x" * (EXCERPT_CAP - 30 + shift) + " " + secret + " tail"
+        cleaned = sanitizer.clean(text, EXCERPT_CAP)
+        assert len(cleaned.encode()) <= EXCERPT_CAP
+        for size in range(8, len(secret)):
+            assert secret[:size] not in cleaned[EXCERPT_CAP - 80 :] or REDACTED in cleaned
+
+
+def test_a_secret_across_the_precut_is_dropped_whole(sanitizer: Sanitizer) -> None:
+    secret = "AKIA" + "Z" * 16
+    text = "a " * (PROMPT_CAP * 2 - 3) + secret + " more words " * 100
+    cleaned = sanitizer.clean(text, PROMPT_CAP)
+    assert "AKIAZZ" not in cleaned
+    assert "[... cut" in cleaned
+
+
+def test_caps_cut_at_utf8_boundaries_with_a_marker(sanitizer: Sanitizer) -> None:
+    cleaned = sanitizer.clean("é" * 20_000, PROMPT_CAP)
+    assert len(cleaned.encode("utf-8")) <= PROMPT_CAP
+    assert cleaned.endswith("bytes]")
+    assert "cut" in cleaned.splitlines()[-1]
+    cleaned.encode("utf-8")  # no half characters
+
+
+def test_ansi_escapes_and_control_characters_are_stripped(sanitizer: Sanitizer) -> None:
+    text = "\x1b[31mred\x1b[0m \x1b]0;title\x07ok\x00\x07\x1b bell\r\nnext\tcol\ud800"
+    assert sanitizer.clean(text, PROMPT_CAP) == "red ok bell\nnext\tcol"
+
+
+def test_configured_patterns_are_redacted_and_bad_ones_refused() -> None:
+    custom = Sanitizer([r"ACME-\d{6}"])
+    assert custom.clean("ticket ACME-123456 fixed", 100) == f"ticket {REDACTED} fixed"
+    with pytest.raises(ConfigError):
+        Sanitizer(["(unclosed"])
+
+
+def test_only_the_sanitizer_builds_an_observation(sanitizer: Sanitizer) -> None:
+    with pytest.raises(TypeError):
+        SanitizedObservation("generic", "other", "s", None, "body", "{}")
+    event = normalise(
+        "claude-code",
+        "PostToolUse",
+        {
+            "tool_name": "Edit",
+            "tool_input": {"file_path": "src/app.py", "new_string": "API_TOKEN=abc123def"},
+            "tool_response": "x" * 10_000,
+        },
+    )
+    obs = sanitizer.observation(event, "s1")
+    assert obs.kind == "post-tool-use" and obs.tool_name == "Edit"
+    assert obs.files == ("src/app.py",)
+    assert "abc123def" not in obs.body
+    assert len(obs.body.encode()) <= 2 * EXCERPT_CAP + 100
+
+
+def test_apply_patch_files_are_found(sanitizer: Sanitizer) -> None:
+    patch = "*** Begin Patch\n*** Update File: src/cart.py\n@@\n*** Add File: tests/t.py\n"
+    event = normalise(
+        "codex", "PostToolUse", {"tool_name": "apply_patch", "tool_input": {"command": patch}}
+    )
+    assert sanitizer.observation(event, "s").files == ("src/cart.py", "tests/t.py")
