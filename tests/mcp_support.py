@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -11,12 +12,13 @@ from typing import Any
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
 from ai_memory.config import Config
 from ai_memory.maintenance.init import initialise
-from tests.conftest import ServerProcess
+from tests.conftest import ServerProcess, clean_env
 
 
 @asynccontextmanager
@@ -60,3 +62,24 @@ def module_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPr
 
 def db_path(server: ServerProcess) -> Path:
     return server.data_dir / "db" / "memory.sqlite"
+
+
+@asynccontextmanager
+async def bridge(server: ServerProcess, cwd: Path, **env: str) -> AsyncIterator[Client]:
+    """The stdio bridge as an agent launches it: a subprocess in the agent's directory."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "ai_memory",
+            "mcp-bridge",
+            "--data-dir",
+            str(server.data_dir),
+            "--server",
+            server.url,
+        ],
+        env=clean_env(**env),
+        cwd=cwd,
+    )
+    async with Client(params, mode="legacy") as client:
+        yield client

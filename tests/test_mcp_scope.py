@@ -1,0 +1,186 @@
+"""Scope resolution in its four cases, and two agents sharing memory end to end."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from tests.conftest import ServerProcess
+from tests.hooks_support import hook_env, make_checkout, run_hook
+from tests.mcp_support import bridge, connect, data, failure, module_server
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    yield from module_server(tmp_path_factory)
+
+
+def call(srv: ServerProcess, name: str, headers: dict[str, str] | None = None, **args: Any) -> Any:
+    async def scenario() -> Any:
+        async with connect(srv, headers) as client:
+            return await client.call_tool(name, args)
+
+    return asyncio.run(scenario())
+
+
+def projects(srv: ServerProcess) -> set[str]:
+    with srv.client() as client:
+        return {p["name"] for p in client.get("/api/v1/projects").json()["projects"]}
+
+
+def claude(session: str, cwd: Path, event: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "session_id": session,
+        "transcript_path": None,
+        "cwd": str(cwd),
+        "hook_event_name": event,
+        **fields,
+    }
+
+
+def capture_session(srv: ServerProcess, checkout: Path, session: str, prompt: str) -> None:
+    """Agent A's hooks, run as the real hook command, from start to end."""
+    env = hook_env(srv.data_dir, srv.url)
+    events = [
+        ("SessionStart", claude(session, checkout, "SessionStart", source="startup")),
+        ("UserPromptSubmit", claude(session, checkout, "UserPromptSubmit", prompt=prompt)),
+        (
+            "PostToolUse",
+            claude(
+                session,
+                checkout,
+                "PostToolUse",
+                tool_name="Edit",
+                tool_input={
+                    "file_path": f"{checkout}/src/cart.py",
+                    "old_string": "a",
+                    "new_string": "b",
+                },
+                tool_response={"success": True},
+                tool_use_id="t1",
+            ),
+        ),
+        (
+            "Stop",
+            claude(
+                session,
+                checkout,
+                "Stop",
+                stop_hook_active=False,
+                last_assistant_message="Discount field added to the cart model.",
+            ),
+        ),
+        ("SessionEnd", claude(session, checkout, "SessionEnd", reason="prompt_input_exit")),
+    ]
+    for event, payload in events:
+        assert run_hook("claude-code", event, payload, env, checkout)[0] == 0
+    with srv.client() as client:
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+
+
+def test_explicit_arguments_win(srv: ServerProcess, tmp_path: Path) -> None:
+    marked = tmp_path / "marked"
+    marked.mkdir()
+    (marked / ".ai-memory.toml").write_text('project = "from-marker"\n')
+    headers = {"X-AI-Memory-Cwd": quote(str(marked))}
+    status = data(call(srv, "memory_status", headers, workspace="team", project="named"))
+    assert status["scope"]["source"] == "explicit"
+    assert (status["scope"]["workspace"], status["scope"]["project"]) == ("team", "named")
+    written = data(
+        call(
+            srv,
+            "memory_write_page",
+            headers,
+            workspace="team",
+            project="named",
+            path="a.md",
+            body="explicit",
+        )
+    )
+    assert (written["workspace"], written["project"]) == ("team", "named")
+    assert "named" in projects(srv) and "from-marker" not in projects(srv)
+
+
+def test_launch_directory_then_reads_do_not_create_but_writes_do(
+    srv: ServerProcess, tmp_path: Path
+) -> None:
+    launch = tmp_path / "ünïcode dir" / "sub"
+    launch.mkdir(parents=True)
+    (launch.parent / ".ai-memory.toml").write_text('project = "launched"\n')
+    headers = {"X-AI-Memory-Cwd": quote(str(launch))}
+    status = data(call(srv, "memory_status", headers))
+    assert status["scope"]["source"] == "launch_dir"
+    assert status["scope"]["project"] == "launched" and status["scope"]["exists"] is False
+    assert str(launch) in status["scope"]["reason"]
+    data(call(srv, "memory_recent", headers))
+    data(call(srv, "memory_briefing", headers))
+    assert "launched" not in projects(srv)
+    written = data(call(srv, "memory_write_page", headers, path="notes/x.md", body="hello"))
+    assert written["project"] == "launched" and written["scope"]["source"] == "launch_dir"
+    assert "launched" in projects(srv)
+
+
+def test_default_project_for_reads_and_unanchored_writes_are_refused(srv: ServerProcess) -> None:
+    for headers in (None, {"X-AI-Memory-Session": "never-seen"}):
+        status = data(call(srv, "memory_status", headers))
+        assert status["scope"]["source"] == "default"
+        assert status["scope"]["project"] == "default"
+        refused = failure(call(srv, "memory_write_page", headers, path="a.md", body="lost"))
+        assert refused["error"] == "scope_unresolved"
+        assert failure(call(srv, "memory_delete_page", headers, path="a.md"))["error"] == (
+            "scope_unresolved"
+        )
+    assert "default" not in projects(srv)
+
+
+def test_agents_share_memory_end_to_end(srv: ServerProcess, tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path / "shop")
+    (checkout / "src").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    capture_session(srv, checkout, "a-1", "Add a discount field to the cart")
+
+    # Agent B starts in the same checkout: its SessionStart hook delivers A's handoff.
+    start = claude("b-1", checkout, "SessionStart", source="startup")
+    code, out = run_hook(
+        "codex", "SessionStart", start, hook_env(srv.data_dir, srv.url), checkout / "src"
+    )
+    assert code == 0
+    assert "Add a discount field to the cart" in out["hookSpecificOutput"]["additionalContext"]
+
+    # B, through the stdio bridge launched in a subdirectory, finds A's session page.
+    async def agent_b() -> tuple[Any, Any, Any]:
+        async with bridge(srv, checkout / "src", AI_MEMORY_SESSION_ID="b-1") as client:
+            found = await client.call_tool("memory_query", {"query": "discount field cart"})
+            accepted = await client.call_tool("memory_handoff_accept", {})
+            wrote = await client.call_tool(
+                "memory_write_page",
+                {
+                    "path": "decisions/discount-storage.md",
+                    "body": "# Discounts are stored per line item\n\nDecision: store each discount "
+                    "on its cart line item, not on the cart.",
+                    "kind": "decision",
+                    "entities": ["line item", "discounts"],
+                },
+            )
+            return found, accepted, wrote
+
+    found, accepted, wrote = asyncio.run(agent_b())
+    hits = data(found)
+    assert hits["scope"]["source"] == "session" and hits["scope"]["project"] == "acme-shop"
+    assert "sessions/a-1.md" in [h["path"] for h in hits["hits"]]
+    assert data(accepted)["result"] == "consumed_by_hook"
+    assert data(wrote)["project"] == "acme-shop" and data(wrote)["created"]
+
+    # A's next query (its session id forwarded, launched elsewhere) finds B's decision first.
+    headers = {"X-AI-Memory-Session": "a-1", "X-AI-Memory-Cwd": quote(str(elsewhere))}
+    again = data(
+        call(srv, "memory_query", headers, query="how are discounts stored on a line item")
+    )
+    assert again["scope"]["source"] == "session"
+    assert again["hits"][0]["path"] == "decisions/discount-storage.md"
