@@ -1,4 +1,4 @@
-"""Pages edited by hand while the server runs are indexed; the server's own writes are not doubled."""
+"""Hand edits made while the server runs are indexed; its own writes are not doubled."""
 
 from __future__ import annotations
 
