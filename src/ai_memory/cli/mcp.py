@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Annotated, cast
@@ -11,7 +10,6 @@ import typer
 from rich.console import Console
 
 from ai_memory.cli.options import DataDir, ServerUrl, load_config
-from ai_memory.config import Config
 from ai_memory.core.errors import InvalidInput
 
 out = Console()
@@ -99,7 +97,7 @@ def setup(
     config = load_config(data_dir)
     for line in initialise(config):
         out.print(f"created {line}", highlight=False)
-    _install_hooks(client, config)
+    _install_hooks(client, data_dir)
     install_mcp(client, True, "bridge", config_file, data_dir, server)
     result = self_check(server or config.server.url, bridge_command(data_dir, server))
     scope = result.scope
@@ -110,29 +108,15 @@ def setup(
     )
 
 
-def _install_hooks(client: str, config: Config) -> None:
-    """Run ``install-hooks`` when this build has it."""
-    from ai_memory.cli.app import app
+def _install_hooks(client: str, data_dir: Path | None) -> None:
+    """Capture's install-hooks, for the agents it knows."""
+    from ai_memory.cli.hook_install import AGENT_HOOKS
+    from ai_memory.cli.hooks import install_hooks
 
-    names = {c.name for c in app.registered_commands}
-    if "install-hooks" not in names:
-        err.print("[yellow]note:[/yellow] this build has no install-hooks; skipped")
+    if client not in AGENT_HOOKS:
+        err.print(f"[yellow]note:[/yellow] no hooks to install for {client}; MCP only")
         return
-    command = [
-        sys.executable,
-        "-m",
-        "ai_memory",
-        "install-hooks",
-        "--agent",
-        client,
-        "--apply",
-        "--data-dir",
-        str(config.data_dir),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        raise InvalidInput(f"install-hooks failed: {done.stderr.strip()[-500:]}")
-    sys.stdout.write(done.stdout)
+    install_hooks(client, True, None, data_dir)
 
 
 def mcp_bridge(

@@ -52,6 +52,12 @@ class Plan:
         return self.before != self.after
 
 
+def check_client(client: str) -> str:
+    if client not in CLIENTS:
+        raise InvalidInput(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
+    return client
+
+
 def config_path(client: str, home: Path) -> Path:
     return {
         "claude-code": home / ".claude.json",
@@ -59,12 +65,11 @@ def config_path(client: str, home: Path) -> Path:
         "gemini": home / ".gemini" / "settings.json",
         "cursor": home / ".cursor" / "mcp.json",
         "opencode": home / ".config" / "opencode" / "opencode.json",
-    }[client]
+    }[check_client(client)]
 
 
 def plan(client: str, transport: Transport, launch: Launch, path: Path) -> Plan:
-    if client not in CLIENTS:
-        raise InvalidInput(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
+    check_client(client)
     before = path.read_text(encoding="utf-8") if path.exists() else None
     if client == "codex":
         after = _codex(before or "", transport, launch, path)
