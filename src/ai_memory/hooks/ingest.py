@@ -76,6 +76,8 @@ def parse_event(
     cwd = _param(params, "cwd") or _str(pick(body, "cwd"))
     if cwd is not None and len(cwd) > 4096:
         raise InvalidInput("cwd is longer than 4096 characters")
+    if cwd is not None:
+        cwd = sanitizer.clean(cwd, 4096) or None
     scope = scope_from(params, cwd)
     session_id = _session_id(params, body, agent, today)
     event = _param(params, "event")
@@ -159,7 +161,12 @@ def scope_from(params: Mapping[str, str], cwd: str | None) -> Scope:
     if project is None:
         if cwd is None:
             raise InvalidInput("give project (or cwd, to resolve it from the checkout)")
-        identity = resolve_project(cwd)
+        if not cwd.startswith("/"):
+            raise InvalidInput("give project (or an absolute cwd to resolve it from)")
+        try:
+            identity = resolve_project(cwd)
+        except (OSError, ValueError) as exc:
+            raise InvalidInput(f"cannot resolve a project from cwd: {exc}") from None
         return Scope.of(workspace or identity.workspace, identity.project)
     return Scope.of(workspace, project)
 

@@ -164,7 +164,8 @@ class Sanitizer:
             if kind == "post-tool-use" and fields.get("tool_response") is not None:
                 response = self.clean(_as_text(fields.get("tool_response")), EXCERPT_CAP)
                 text += f"\n-> {response}"
-            return text
+            # The tool's name next to its input could read as an assignment: check the whole.
+            return self.redact(text)
         if kind == "notification":
             return self.clean(_as_text(fields.get("message")), EXCERPT_CAP)
         if kind == "pre-compact":
