@@ -37,6 +37,7 @@ format: $(TEST_STAMP)
 
 bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/bench_store.py
+	$(BIN)/python benchmarks/bench_mcp.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
