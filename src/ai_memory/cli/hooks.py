@@ -53,7 +53,9 @@ def install_hooks(
     _apply_change(path, current, changed, apply)
 
 
-def uninstall_hooks(agent: Agent, apply: Apply = False, settings: Settings = None) -> None:
+def uninstall_hooks(
+    agent: Agent, apply: Apply = False, settings: Settings = None, data_dir: DataDir = None
+) -> None:
     """Remove ai-memory's hooks (only its own) from an agent's settings."""
     path = settings or hook_install.settings_path(agent, _home())
     current = hook_install.load(path)
