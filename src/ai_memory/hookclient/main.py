@@ -13,9 +13,7 @@ import os
 import re
 import sys
 import time
-import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,12 +30,14 @@ SESSION_KEYS = ("session_id", "sessionId", "conversation_id", "conversationId")
 _UNSAFE_SESSION = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-@dataclass
 class Args:
-    agent: str = "generic"
-    event: str | None = None
-    data_dir: str | None = None
-    server: str | None = None
+    """The command line; a plain class, since ``dataclasses`` is slow to import."""
+
+    def __init__(self, agent: str = "generic") -> None:
+        self.agent = agent
+        self.event: str | None = None
+        self.data_dir: str | None = None
+        self.server: str | None = None
 
 
 def run(
@@ -258,6 +258,8 @@ def server_url(explicit: str | None, data_dir: Path, env: Mapping[str, str]) -> 
         return explicit
     if env.get("AI_MEMORY_SERVER_URL"):
         return env["AI_MEMORY_SERVER_URL"]
+    import tomllib  # only without AI_MEMORY_SERVER_URL: it is slow to import
+
     try:
         config = tomllib.loads((data_dir / "config.toml").read_text(encoding="utf-8"))
         url = config.get("server", {}).get("url")

@@ -6,8 +6,6 @@ Standard library only: the hook client imports this on every agent event.
 from __future__ import annotations
 
 import re
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
 MARKER = ".ai-memory.toml"
@@ -15,13 +13,31 @@ DEFAULT_WORKSPACE = "default"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-@dataclass(frozen=True, slots=True)
 class ProjectIdentity:
-    workspace: str
-    project: str
-    remote: str | None
-    root: str
-    source: str  # "marker", "git-remote", "directory"
+    """A plain value class: ``dataclasses`` costs the hook client milliseconds to import."""
+
+    __slots__ = ("project", "remote", "root", "source", "workspace")
+
+    def __init__(
+        self, workspace: str, project: str, remote: str | None, root: str, source: str
+    ) -> None:
+        self.workspace = workspace
+        self.project = project
+        self.remote = remote
+        self.root = root
+        self.source = source  # "marker", "git-remote", "directory"
+
+    def _key(self) -> tuple[str, str, str | None, str, str]:
+        return (self.workspace, self.project, self.remote, self.root, self.source)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProjectIdentity) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return "ProjectIdentity({!r}, {!r}, {!r}, {!r}, {!r})".format(*self._key())
 
 
 def resolve_project(cwd: str | Path) -> ProjectIdentity:
@@ -52,6 +68,8 @@ def resolve_project(cwd: str | Path) -> ProjectIdentity:
 
 
 def _from_marker(marker: Path, directory: Path) -> ProjectIdentity | None:
+    import tomllib  # only when a marker exists: it is slow to import on every hook run
+
     try:
         data = tomllib.loads(marker.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
