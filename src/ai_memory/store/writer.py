@@ -114,11 +114,13 @@ class Writer:
 
     async def run(self, command: Command[T], *, timeout: float | None = 0.0) -> T:
         """Submit from async code and await the committed result without blocking the loop."""
-        if timeout:
+        try:
+            future = self.submit(command, timeout=0)
+        except Saturated:
+            if not timeout:
+                raise
             # Waiting for room in the queue blocks, so it happens off the loop.
             future = await asyncio.to_thread(self.submit, command, timeout=timeout)
-        else:
-            future = self.submit(command, timeout=0)
         return await asyncio.wrap_future(future)
 
     def _run(self, conn: sqlite3.Connection) -> None:
