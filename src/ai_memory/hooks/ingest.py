@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ai_memory.core.clock import now_iso
@@ -90,53 +90,69 @@ def parse_event(
 
 
 def store_command(
-    event: HookEvent, clock: Callable[[], str] = now_iso
-) -> Callable[[sqlite3.Connection], IngestOutcome]:
-    """The writer command storing one event: observation, FTS row and session row together."""
-    obs = event.observation
-    scope = event.scope
+    events: Sequence[HookEvent], clock: Callable[[], str] = now_iso
+) -> Callable[[sqlite3.Connection], list[IngestOutcome]]:
+    """The writer command storing events: observations, FTS rows and session rows together.
 
-    def command(conn: sqlite3.Connection) -> IngestOutcome:
+    A batch is one command: its projects and sessions are touched once each.
+    """
+
+    def command(conn: sqlite3.Connection) -> list[IngestOutcome]:
         now = clock()
-        pages.ensure_project(conn, scope, now)
-        cursor = conn.execute(
-            INSERT_OBSERVATION,
-            (
-                scope.workspace,
-                scope.project,
-                obs.session_id,
-                obs.agent,
-                obs.kind,
-                event.ingest_key,
-                obs.tool_name,
-                obs.body,
-                obs.meta,
-                now,
-            ),
-        )
-        if cursor.rowcount == 0:
-            return IngestOutcome(stored=False, ended=False)
-        indexed = f"{obs.tool_name} {obs.body}" if obs.tool_name else obs.body
-        conn.execute(INSERT_OBSERVATION_FTS, (cursor.lastrowid, fts_text(indexed)))
-        ended = obs.kind == "session-end"
-        reason = _reason(obs.meta) if ended else None
-        conn.execute(
-            UPSERT_SESSION,
-            (
-                scope.workspace,
-                scope.project,
-                obs.session_id,
-                obs.agent,
-                event.cwd,
-                now,
-                now,
-                now if ended else None,
-                (reason or "session-end") if ended else None,
-            ),
-        )
-        return IngestOutcome(stored=True, ended=ended)
+        for scope in {event.scope for event in events}:
+            pages.ensure_project(conn, scope, now)
+        outcomes: list[IngestOutcome] = []
+        sessions: dict[tuple[Scope, str], HookEvent] = {}
+        fts_rows: list[tuple[int | None, str]] = []
+        for event in events:
+            obs = event.observation
+            cursor = conn.execute(INSERT_OBSERVATION, _observation_row(event, now))
+            if cursor.rowcount == 0:
+                outcomes.append(IngestOutcome(stored=False, ended=False))
+                continue
+            indexed = f"{obs.tool_name} {obs.body}" if obs.tool_name else obs.body
+            fts_rows.append((cursor.lastrowid, fts_text(indexed)))
+            sessions[(event.scope, obs.session_id)] = event
+            outcomes.append(IngestOutcome(stored=True, ended=obs.kind == "session-end"))
+        conn.executemany(INSERT_OBSERVATION_FTS, fts_rows)
+        conn.executemany(UPSERT_SESSION, [_session_row(e, now) for e in sessions.values()])
+        return outcomes
 
     return command
+
+
+def _observation_row(event: HookEvent, now: str) -> tuple[object, ...]:
+    obs = event.observation
+    return (
+        event.scope.workspace,
+        event.scope.project,
+        obs.session_id,
+        obs.agent,
+        obs.kind,
+        event.ingest_key,
+        obs.tool_name,
+        obs.body,
+        obs.meta,
+        now,
+    )
+
+
+def _session_row(event: HookEvent, now: str) -> tuple[object, ...]:
+    """The session as its last event in the command leaves it: ended only by a session-end."""
+    obs = event.observation
+    ended = obs.kind == "session-end"
+    reason = (_reason(obs.meta) or "session-end") if ended else None
+    return (
+        event.scope.workspace,
+        event.scope.project,
+        obs.session_id,
+        obs.agent,
+        event.cwd,
+        now,
+        now,
+        now if ended else None,
+        reason,
+    )
 
 
 def _param(params: Mapping[str, str], name: str) -> str | None:

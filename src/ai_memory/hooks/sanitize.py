@@ -50,6 +50,35 @@ SECRET_PATTERNS: tuple[str, ...] = (
     r"\s*[:=]\s*[\"']?)[^\s\"',;&}]+",
 )
 
+# Every built-in pattern needs one of these (lower-cased) in the text to match.
+_TRIGGERS = (
+    "private",
+    "bearer",
+    "authoriz",
+    "sk-",
+    "sk_",
+    "rk_",
+    "pk_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat",
+    "akia",
+    "asia",
+    "aiza",
+    "xox",
+    "eyj",
+    "://",
+    "key",
+    "token",
+    "secret",
+    "passw",
+    "pwd",
+    "credential",
+    "cookie",
+)
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _SAFE_TOOL = re.compile(r"[^A-Za-z0-9_.:/@-]+")
@@ -101,10 +130,16 @@ class Sanitizer:
             self._keeps[name] = keep if keep in renamed else None
             parts.append(f"(?P<{name}>{renamed})")
         self._secret = re.compile("|".join(parts), re.DOTALL)
+        # Plain ASCII text without any trigger word cannot match a built-in pattern.
+        self._prefilter = not extra_patterns
 
     # -- text -----------------------------------------------------------------
 
     def redact(self, text: str) -> str:
+        if self._prefilter and text.isascii():
+            lowered = text.lower()
+            if not any(word in lowered for word in _TRIGGERS):
+                return text
         return self._secret.sub(self._replace, text)
 
     def _replace(self, match: re.Match[str]) -> str:
@@ -118,7 +153,8 @@ class Sanitizer:
         text = precut(text, cap * _PRECUT_FACTOR)
         if "\x1b" in text:
             text = _ANSI.sub("", text)
-        text = _CONTROL.sub("", text.replace("\r\n", "\n"))
+        if not text.isprintable():
+            text = _CONTROL.sub("", text.replace("\r\n", "\n"))
         return cap_bytes(self.redact(text), cap)
 
     # -- observations -----------------------------------------------------------

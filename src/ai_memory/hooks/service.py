@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -56,11 +55,7 @@ class HookService:
     async def ingest(self, params: Mapping[str, str], body: object) -> IngestOutcome:
         """Store one event; return only after it committed. Raise Saturated when full."""
         event = parse_event(params, body, self.sanitizer)
-        future = self._submit(event)
-        try:
-            outcome = await asyncio.wrap_future(future)
-        finally:
-            self.in_flight -= 1
+        (outcome,) = await self._store([event])
         self._follow_up(event, outcome)
         return outcome
 
@@ -71,22 +66,22 @@ class HookService:
         if len(items) > MAX_BATCH:
             raise InvalidInput(f"a batch holds at most {MAX_BATCH} items, got {len(items)}")
         results: list[ItemResult | None] = [None] * len(items)
-        waiting: list[tuple[int, HookEvent, Future[IngestOutcome]]] = []
+        parsed: list[tuple[int, HookEvent]] = []
         for index, item in enumerate(items):
             try:
-                event = self._parse_item(item)
-                waiting.append((index, event, self._submit(event)))
+                parsed.append((index, self._parse_item(item)))
             except AiMemoryError as exc:
                 results[index] = ItemResult(index, exc.http_status, exc.to_dict())
-        for index, event, future in waiting:
+        if parsed:
             try:
-                outcome = await asyncio.wrap_future(future)
-                results[index] = ItemResult(index, 202)
-                self._follow_up(event, outcome)
+                outcomes = await self._store([event for _, event in parsed])
             except AiMemoryError as exc:
-                results[index] = ItemResult(index, exc.http_status, exc.to_dict())
-            finally:
-                self.in_flight -= 1
+                for index, _ in parsed:
+                    results[index] = ItemResult(index, exc.http_status, exc.to_dict())
+            else:
+                for (index, event), outcome in zip(parsed, outcomes, strict=True):
+                    results[index] = ItemResult(index, 202)
+                    self._follow_up(event, outcome)
         return [r for r in results if r is not None]
 
     def _parse_item(self, item: object) -> HookEvent:
@@ -98,12 +93,16 @@ class HookService:
         body = item.get("body")
         return parse_event(params, {} if body is None else body, self.sanitizer)
 
-    def _submit(self, event: HookEvent) -> Future[IngestOutcome]:
-        if self.in_flight >= self.limit:
+    async def _store(self, events: list[HookEvent]) -> list[IngestOutcome]:
+        """One writer command for the events; bounded by the ingest limit, never waiting."""
+        if self.in_flight + len(events) > self.limit:
             raise Saturated("the hook ingest queue is full; retry shortly")
-        future = self.runtime.writer.submit(store_command(event), timeout=0)
-        self.in_flight += 1
-        return future
+        future = self.runtime.writer.submit(store_command(events), timeout=0)
+        self.in_flight += len(events)
+        try:
+            return await asyncio.wrap_future(future)
+        finally:
+            self.in_flight -= len(events)
 
     def _follow_up(self, event: HookEvent, outcome: IngestOutcome) -> None:
         if outcome.ended:

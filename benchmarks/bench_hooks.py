@@ -1,0 +1,285 @@
+"""Capture speed: the ``ai-memory hook`` command and the /hook ingest path.
+
+Prints the hook command's wall time per run (median, p95) with the server up
+and down, for an ordinary event and for SessionStart delivering a handoff and
+a full brief; then /hook throughput (events/s) and answer latency (p50/p99)
+at 1, 16 and 64 concurrent clients, and /hook/batch throughput. Every
+acknowledged event is checked to be stored.
+
+    python benchmarks/bench_hooks.py [--runs 40] [--events 3000] [--batches 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import Server, free_port, fresh_data_dir, percentile
+
+PROJECT = "bench"
+
+
+def hook_env(data_dir: Path, url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_")}
+    env.update(AI_MEMORY_DATA_DIR=str(data_dir), AI_MEMORY_SERVER_URL=url)
+    return env
+
+
+def time_hook(env: dict[str, str], cwd: Path, event: str, payload: dict[str, Any]) -> float:
+    command = [
+        sys.executable,
+        "-m",
+        "ai_memory",
+        "hook",
+        "--agent",
+        "claude-code",
+        "--event",
+        event,
+    ]
+    started = time.perf_counter()
+    subprocess.run(
+        command,
+        input=json.dumps(payload).encode(),
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        check=True,
+    )
+    return (time.perf_counter() - started) * 1000
+
+
+def report_runs(label: str, times: list[float]) -> None:
+    print(
+        f"  {label:<44} median {statistics.median(times):6.1f} ms   "
+        f"p95 {percentile(times, 0.95):6.1f} ms   (n={len(times)})"
+    )
+
+
+def bench_hook_command(server: Server, root: Path, runs: int) -> None:
+    cwd = root / "checkout"
+    cwd.mkdir(exist_ok=True)
+    (cwd / ".ai-memory.toml").write_text(f'project = "{PROJECT}"\n')
+    with server.client() as client:
+        for i in range(12):  # a brief with more than the budget holds
+            client.put(
+                f"/api/v1/projects/default/{PROJECT}/pages/_rules/rule-{i}.md",
+                json={"body": f"Rule {i}: " + "always write tests first. " * 40},
+            )
+    up = hook_env(server.data_dir, server.url)
+    down = hook_env(server.data_dir, f"http://127.0.0.1:{free_port()}")
+    prompt = {
+        "session_id": "bench-1",
+        "cwd": str(cwd),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "refactor the writer queue and add a benchmark",
+    }
+    print("ai-memory hook, wall time per run:")
+    for label, env in (("server up", up), ("server down", down)):
+        times = [time_hook(env, cwd, "UserPromptSubmit", prompt) for _ in range(runs)]
+        report_runs(f"UserPromptSubmit, {label}", times)
+    with server.client() as client:
+        times = []
+        for i in range(runs):
+            client.post(
+                "/api/v1/handoffs",
+                json={
+                    "project": PROJECT,
+                    "summary": f"handoff {i}: " + "continue the refactor. " * 30,
+                },
+            )
+            start = {
+                "session_id": f"start-{i}",
+                "cwd": str(cwd),
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+            }
+            times.append(time_hook(up, cwd, "SessionStart", start))
+    report_runs("SessionStart + handoff + full brief, server up", times)
+    start = {"session_id": "start-down", "cwd": str(cwd), "hook_event_name": "SessionStart"}
+    report_runs(
+        "SessionStart, server down",
+        [time_hook(down, cwd, "SessionStart", start) for _ in range(runs)],
+    )
+    # Leave nothing spooled behind for the throughput runs.
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ai_memory",
+            "hook-drain",
+            "--data-dir",
+            str(server.data_dir),
+            "--server",
+            server.url,
+        ],
+        capture_output=True,
+        check=True,
+    )
+
+
+class Connection:
+    """A minimal keep-alive HTTP/1.1 client, so the benchmark measures the server, not httpx."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self.port = port
+        self.token = token
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def post(self, target: str, body: bytes) -> tuple[int, bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        assert self.reader is not None
+        head = (
+            f"POST {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {self.token}"
+            f"\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        self.writer.write(head.encode() + body)
+        status_line = await self.reader.readline()
+        length = 0
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return int(status_line.split()[1]), await self.reader.readexactly(length)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+async def single_posts(
+    port: int, token: str, clients: int, events: int, tag: str
+) -> tuple[float, list[float], int]:
+    per_client = events // clients
+    latencies: list[float] = []
+    acked = 0
+
+    async def client(n: int) -> None:
+        nonlocal acked
+        conn = Connection(port, token)
+        for i in range(per_client):
+            params = {
+                "project": PROJECT,
+                "agent": "claude-code",
+                "event": "PostToolUse",
+                "session_id": f"{tag}-{n}",
+                "ingest_key": f"{tag}-{n}-{i}",
+            }
+            body = json.dumps(
+                {
+                    "tool_name": "Bash",
+                    "tool_input": {"command": f"make test {i}"},
+                    "tool_response": {"stdout": "ok " * 40},
+                }
+            ).encode()
+            started = time.perf_counter()
+            status, _ = await conn.post("/hook?" + urlencode(params), body)
+            latencies.append((time.perf_counter() - started) * 1000)
+            acked += status == 202
+        conn.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client(n) for n in range(clients)))
+    return time.perf_counter() - started, latencies, acked
+
+
+async def batch_posts(
+    port: int, token: str, clients: int, batches: int, tag: str
+) -> tuple[float, int]:
+    acked = 0
+
+    async def client(n: int) -> None:
+        nonlocal acked
+        conn = Connection(port, token)
+        for b in range(batches // clients):
+            items = [
+                {
+                    "params": {
+                        "project": PROJECT,
+                        "agent": "generic",
+                        "event": "user-prompt",
+                        "session_id": f"{tag}-{n}-{b}",
+                        "ingest_key": f"{tag}-{n}-{b}-{i}",
+                    },
+                    "body": {"prompt": f"Speaker {i}: turn {i} of batch {b} about the writer"},
+                }
+                for i in range(256)
+            ]
+            status, raw = await conn.post("/hook/batch", json.dumps(items).encode())
+            if status == 200:
+                acked += sum(r["status"] == 202 for r in json.loads(raw)["results"])
+        conn.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client(n) for n in range(clients)))
+    return time.perf_counter() - started, acked
+
+
+def stored_count(data_dir: Path) -> int:
+    conn = sqlite3.connect(data_dir / "db" / "memory.sqlite")
+    try:
+        return int(
+            conn.execute(
+                "SELECT count(*) FROM observations WHERE project = ? AND kind IN "
+                "('post-tool-use', 'user-prompt') AND session_id NOT LIKE 'bench-%'",
+                (PROJECT,),
+            ).fetchone()[0]
+        )
+    finally:
+        conn.close()
+
+
+def bench_ingest(server: Server, events: int, batches: int) -> None:
+    total_acked = 0
+    print("/hook, single events:")
+    for clients in (1, 16, 64):
+        seconds, latencies, acked = asyncio.run(
+            single_posts(server.port, server.token, clients, events, f"s{clients}")
+        )
+        total_acked += acked
+        print(
+            f"  {clients:>2} clients: {acked / seconds:8.0f} events/s   "
+            f"p50 {percentile(latencies, 0.5):6.2f} ms   p99 {percentile(latencies, 0.99):6.2f} ms"
+            f"   ({acked} acknowledged)"
+        )
+    print("/hook/batch, 256 events per request:")
+    for clients in (1, 4):
+        seconds, acked = asyncio.run(
+            batch_posts(server.port, server.token, clients, batches, f"b{clients}")
+        )
+        total_acked += acked
+        print(f"  {clients:>2} clients: {acked / seconds:8.0f} events/s   ({acked} acknowledged)")
+    stored = stored_count(server.data_dir)
+    verdict = "all stored" if stored == total_acked else "MISMATCH"
+    print(f"acknowledged {total_acked}, stored {stored}: {verdict}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--events", type=int, default=3000)
+    parser.add_argument("--batches", type=int, default=160)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        data_dir = fresh_data_dir(root, "data")
+        with Server(data_dir) as server:
+            bench_hook_command(server, root, args.runs)
+            bench_ingest(server, args.events, args.batches)
+
+
+if __name__ == "__main__":
+    main()
