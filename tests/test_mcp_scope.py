@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.conftest import ServerProcess
+from tests.conftest import ServerProcess, run_cli
 from tests.hooks_support import hook_env, make_checkout, run_hook
 from tests.mcp_support import bridge, connect, data, failure, module_server
 
@@ -79,8 +80,15 @@ def capture_session(srv: ServerProcess, checkout: Path, session: str, prompt: st
     ]
     for event, payload in events:
         assert run_hook("claude-code", event, payload, env, checkout)[0] == 0
+    drain(srv)
     with srv.client() as client:
         client.post("/api/v1/sessions/flush", params={"timeout": 30})
+
+
+def drain(srv: ServerProcess) -> None:
+    """Deliver what a hook spooled when its 150 ms network budget ran out on a busy machine."""
+    done = run_cli("hook-drain", "--server", srv.url, data_dir=srv.data_dir)
+    assert done.returncode == 0, done.stderr
 
 
 def test_explicit_arguments_win(srv: ServerProcess, tmp_path: Path) -> None:
@@ -147,11 +155,11 @@ def test_agents_share_memory_end_to_end(srv: ServerProcess, tmp_path: Path) -> N
 
     # Agent B starts in the same checkout: its SessionStart hook delivers A's handoff.
     start = claude("b-1", checkout, "SessionStart", source="startup")
-    code, out = run_hook(
-        "codex", "SessionStart", start, hook_env(srv.data_dir, srv.url), checkout / "src"
-    )
+    env = hook_env(srv.data_dir, srv.url)
+    code, out = run_hook("codex", "SessionStart", start, env, checkout / "src")
     assert code == 0
-    assert "Add a discount field to the cart" in out["hookSpecificOutput"]["additionalContext"]
+    drain(srv)
+    context = out.get("hookSpecificOutput", {}).get("additionalContext")
 
     # B, through the stdio bridge launched in a subdirectory, finds A's session page.
     async def agent_b() -> tuple[Any, Any, Any]:
@@ -168,13 +176,24 @@ def test_agents_share_memory_end_to_end(srv: ServerProcess, tmp_path: Path) -> N
                     "entities": ["line item", "discounts"],
                 },
             )
-            return found, accepted, wrote
+            seen = await client.call_tool("memory_read_session_observations", {"limit": 2})
+            return found, accepted, wrote, seen
 
-    found, accepted, wrote = asyncio.run(agent_b())
+    found, accepted, wrote, seen = asyncio.run(agent_b())
+    observations = data(seen)
+    assert observations["session"]["session_id"] == "a-1"  # the newest *other* session
+    assert len(observations["observations"]) == 2 and observations["next_before_id"]
+    assert observations["total"] >= 4
     hits = data(found)
     assert hits["scope"]["source"] == "session" and hits["scope"]["project"] == "acme-shop"
     assert "sessions/a-1.md" in [h["path"] for h in hits["hits"]]
-    assert data(accepted)["result"] == "consumed_by_hook"
+    handoff = data(accepted)
+    if context is not None:
+        assert "Add a discount field to the cart" in context
+        assert handoff["result"] == "consumed_by_hook"
+    else:  # the hook gave up waiting (busy machine): the handoff is still B's to take
+        assert handoff["result"] in ("claimed", "consumed_by_hook")
+    assert "Add a discount field to the cart" in json.dumps(handoff["handoff"])
     assert data(wrote)["project"] == "acme-shop" and data(wrote)["created"]
 
     # A's next query (its session id forwarded, launched elsewhere) finds B's decision first.

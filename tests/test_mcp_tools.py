@@ -364,6 +364,8 @@ def test_recent_status_and_briefing(srv: ServerProcess) -> None:
     assert brief["counts"]["pages"] == 3 and "untrusted" in brief["note"]
     snippet = data(call(srv, "memory_install_self_routing", target="claude"))
     assert snippet["file"] == "CLAUDE.md" and "memory_query" in snippet["snippet"]
+    assert "target" in invalid(srv, "memory_install_self_routing", target="vim").message
+    assert "limit" in invalid(srv, "memory_briefing", project="brief", limit=0).message
 
 
 def test_invalid_arguments_are_protocol_errors_naming_the_argument(srv: ServerProcess) -> None:
