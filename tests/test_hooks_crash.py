@@ -71,3 +71,30 @@ def test_sigkill_while_streaming_loses_and_duplicates_nothing(
     expected = {f"event {c}-{i}" for c in range(CLIENTS) for i in range(EVENTS_PER_CLIENT)}
     assert len(prompts) == len(expected) == CLIENTS * EVENTS_PER_CLIENT
     assert set(prompts) == expected
+
+
+def test_pages_a_crash_left_unwritten_are_written_at_restart(server: ServerProcess) -> None:
+    items = []
+    for n in range(128):
+        p = {"project": "shop", "agent": "generic", "session_id": f"crash-{n}"}
+        items.append(
+            {
+                "params": {**p, "event": "user-prompt", "ingest_key": f"p{n}"},
+                "body": {"prompt": f"conversation {n} about the kill test"},
+            }
+        )
+        items.append({"params": {**p, "event": "session-end", "ingest_key": f"e{n}"}, "body": {}})
+    with server.client() as client:
+        answer = client.post("/hook/batch", json=items)
+    server.kill()
+    assert {r["status"] for r in answer.json()["results"]} == {202}
+    folder = server.data_dir / "wiki" / "default" / "shop" / "sessions"
+    written_before = len(list(folder.glob("*.md"))) if folder.exists() else 0
+    assert written_before < 128  # the kill came before every page was written
+    server.start()
+    with server.client() as client:
+        assert client.post("/api/v1/sessions/flush", params={"timeout": 60}).json()["pending"] == 0
+        for n in (0, 127):
+            page = client.get(f"/api/v1/projects/default/shop/pages/sessions/crash-{n}.md")
+            assert f"conversation {n} about the kill test" in page.json()["body"]
+    assert len(list(folder.glob("*.md"))) == 128

@@ -15,6 +15,7 @@ from ai_memory.hooks.sessions import EndResult, SessionKey, end_session
 from ai_memory.wiki.wiki import Wiki
 
 log = logging.getLogger(__name__)
+RETRIES = 5
 
 
 class SessionFinisher:
@@ -26,6 +27,8 @@ class SessionFinisher:
         self._idle = asyncio.Event()
         self._idle.set()
         self._task: asyncio.Task[None] | None = None
+        self._failed: dict[SessionKey, int] = {}
+        self._delay = 0.0
         self.pages_written = 0
         self.failures = 0
         self.on_end: Callable[[EndResult], None] | None = None
@@ -65,9 +68,22 @@ class SessionFinisher:
             await asyncio.wait_for(self._idle.wait(), timeout=timeout)
         return self.pending
 
+    def _retry_later(self, key: SessionKey, reason: str) -> None:
+        """A busy writer is no reason to lose a page: try again a few times, then give up."""
+        attempts = self._failed.get(key, 0) + 1
+        if attempts > RETRIES:
+            self._failed.pop(key, None)
+            return
+        self._failed[key] = attempts
+        self.enqueue(key, reason)
+        self._delay = min(2.0 * attempts, 10.0)
+
     async def _run(self) -> None:
         while True:
             key, reason = await self._queue.get()
+            if self._delay:
+                await asyncio.sleep(self._delay)
+                self._delay = 0.0
             # Taken off the pending set first: an event arriving while the page is
             # being written queues the session again, so nothing is missed.
             self._pending.discard(key)
@@ -77,8 +93,10 @@ class SessionFinisher:
                 )
                 if result is not None and result.page_id is not None:
                     self.pages_written += 1
+                self._failed.pop(key, None)
             except Exception:
                 self.failures += 1
                 log.exception("could not end session %s", key)
+                self._retry_later(key, reason)
             if not self._pending:
                 self._idle.set()

@@ -22,9 +22,9 @@ from ai_memory.hooks.sanitize import SanitizedObservation, Sanitizer
 from ai_memory.store import pages
 
 PARAMS = ("event", "agent", "cwd", "workspace", "project", "session_id", "ingest_key")
-_INGEST_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_SESSION_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
-_AGENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+INGEST_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+SESSION_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
+AGENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 _SESSION_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 INSERT_OBSERVATION = """
@@ -41,7 +41,8 @@ ON CONFLICT (workspace, project, session_id) DO UPDATE SET
     last_event_at = excluded.last_event_at,
     cwd = coalesce(sessions.cwd, excluded.cwd),
     ended_at = excluded.ended_at,
-    end_reason = excluded.end_reason
+    end_reason = excluded.end_reason,
+    page_id = CASE WHEN excluded.ended_at IS NULL THEN sessions.page_id END
 """
 
 
@@ -68,10 +69,10 @@ def parse_event(
     if not isinstance(body, dict):
         raise InvalidInput("the hook body must be a JSON object")
     agent = _param(params, "agent") or "generic"
-    if not _AGENT.match(agent):
+    if not AGENT.match(agent):
         raise InvalidInput(f"agent {agent[:80]!r} is not a valid agent name")
     key = _param(params, "ingest_key")
-    if key is not None and not _INGEST_KEY.match(key):
+    if key is not None and not INGEST_KEY.match(key):
         raise InvalidInput("ingest_key must be 1-64 characters of A-Z, a-z, 0-9, '_' or '-'")
     cwd = _param(params, "cwd") or _str(pick(body, "cwd"))
     if cwd is not None and len(cwd) > 4096:
@@ -192,7 +193,7 @@ def _session_id(
 ) -> str:
     given = _param(params, "session_id")
     if given is not None:
-        if not _SESSION_ID.match(given):
+        if not SESSION_ID.match(given):
             raise InvalidInput(
                 "session_id must be 1-100 characters of letters, digits, '_', '-' or '.'"
             )
@@ -200,7 +201,7 @@ def _session_id(
     found = pick(body, "session_id")
     if isinstance(found, str | int) and str(found).strip():
         cleaned = _SESSION_UNSAFE.sub("-", str(found)).strip("-.")[:100]
-        if cleaned and _SESSION_ID.match(cleaned):
+        if cleaned and SESSION_ID.match(cleaned):
             return cleaned
     day = (today or now_iso())[:10].replace("-", "")
     return f"{agent}-{day}"

@@ -14,9 +14,23 @@ from ai_memory.core.identity import Scope
 from ai_memory.hooks.brief import build_packet, read_source
 from ai_memory.hooks.followup import SessionFinisher
 from ai_memory.hooks.handoffs import claim_command
-from ai_memory.hooks.ingest import HookEvent, IngestOutcome, parse_event, scope_from, store_command
+from ai_memory.hooks.ingest import (
+    AGENT,
+    SESSION_ID,
+    HookEvent,
+    IngestOutcome,
+    parse_event,
+    scope_from,
+    store_command,
+)
 from ai_memory.hooks.sanitize import Sanitizer
-from ai_memory.hooks.sessions import SessionKey, idle_sessions, newest_open_session
+from ai_memory.hooks.sessions import (
+    SessionKey,
+    idle_sessions,
+    newest_open_session,
+    session_page_id,
+    unwritten_pages,
+)
 from ai_memory.runtime import Runtime
 
 MAX_BATCH = 256
@@ -45,7 +59,10 @@ class HookService:
         self.in_flight = 0
 
     def start(self) -> None:
+        """Start the follow-up worker and queue pages a crash left unwritten."""
         self.finisher.start()
+        for key in self.runtime.readers.read(unwritten_pages):
+            self.finisher.enqueue(key)
 
     async def stop(self) -> None:
         await self.finisher.stop()
@@ -134,16 +151,24 @@ class HookService:
         key = SessionKey(scope.workspace, scope.project, session_id)
         self.finisher.enqueue(key, "finalized")
         pending = await self.finisher.flush(timeout)
-        return {"session_id": session_id, "page": f"sessions/{session_id}.md", "pending": pending}
+        page_id = await self.runtime.readers.aread(lambda conn: session_page_id(conn, key))
+        page = f"sessions/{session_id}.md" if page_id is not None else None
+        return {"session_id": session_id, "page": page, "page_id": page_id, "pending": pending}
 
     # -- session start ------------------------------------------------------------
 
     async def session_start_packet(self, params: Mapping[str, str]) -> dict[str, Any]:
         """Claim the best handoff (exactly once) and pack it with the project brief."""
         cwd = params.get("cwd") or None
+        if cwd is not None:
+            cwd = self.sanitizer.clean(cwd[:4096], 4096) or None
         scope = scope_from(params, cwd)
         session_id = params.get("session_id") or None
+        if session_id is not None and not SESSION_ID.match(session_id):
+            raise InvalidInput("session_id must be 1-100 characters of letters, digits, _ - .")
         agent = params.get("agent") or None
+        if agent is not None and not AGENT.match(agent):
+            raise InvalidInput(f"agent {agent[:80]!r} is not a valid agent name")
         budget = _budget(params.get("budget"), self.runtime.config.hooks.brief_chars)
         command = claim_command(scope, agent=agent, session_id=session_id, cwd=cwd, via="hook")
         _, handoff = await self.runtime.writer.run(

@@ -24,6 +24,17 @@ IDLE_SESSIONS = """
 SELECT workspace, project, session_id FROM sessions
 WHERE ended_at IS NULL AND last_event_at < ? ORDER BY last_event_at LIMIT ?
 """
+UNWRITTEN_PAGES = """
+SELECT s.workspace, s.project, s.session_id FROM sessions s
+WHERE s.ended_at IS NOT NULL AND s.page_id IS NULL AND EXISTS (
+    SELECT 1 FROM observations o WHERE o.workspace = s.workspace AND o.project = s.project
+        AND o.session_id = s.session_id
+        AND o.kind IN ('user-prompt', 'pre-tool-use', 'post-tool-use', 'stop'))
+ORDER BY s.ended_at LIMIT ?
+"""
+SESSION_PAGE = """
+SELECT page_id FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?
+"""
 NEWEST_OPEN_FOR_AGENT = """
 SELECT session_id FROM sessions
 WHERE workspace = ? AND project = ? AND ended_at IS NULL AND (? IS NULL OR agent = ?)
@@ -152,3 +163,13 @@ def newest_open_session(conn: sqlite3.Connection, scope: Scope, agent: str | Non
         NEWEST_OPEN_FOR_AGENT, (scope.workspace, scope.project, agent, agent)
     ).fetchone()
     return str(row[0]) if row else None
+
+
+def unwritten_pages(conn: sqlite3.Connection, limit: int = 1000) -> list[SessionKey]:
+    """Sessions that ended but whose page was never written (a crash came in between)."""
+    return [SessionKey(*row) for row in conn.execute(UNWRITTEN_PAGES, (limit,))]
+
+
+def session_page_id(conn: sqlite3.Connection, key: SessionKey) -> int | None:
+    row = conn.execute(SESSION_PAGE, (key.workspace, key.project, key.session_id)).fetchone()
+    return int(row[0]) if row is not None and row[0] is not None else None
