@@ -160,7 +160,11 @@ def _handoff_text(handoff: dict[str, Any]) -> str:
     lines.append(str(handoff["summary"]))
     if content.get("page"):
         lines.append(f"Session page: {content['page']}")
-    for key, label in (("next_steps", "Next steps"), ("open_questions", "Open questions")):
+    for key, label in (
+        ("next_steps", "Next steps"),
+        ("open_questions", "Open questions"),
+        ("shared", "Shared"),
+    ):
         value = content.get(key)
         if value:
             lines.append(
@@ -170,7 +174,7 @@ def _handoff_text(handoff: dict[str, Any]) -> str:
     if prompts:
         lines.append("Last prompts:")
         lines += [f"- {' '.join(str(p).split())[:300]}" for p in prompts]
-    files = content.get("files") or []
+    files = content.get("files") or content.get("files_touched") or []
     if files:
         lines.append("Files touched: " + ", ".join(map(str, files[:15])))
     if content.get("last_assistant_message"):
