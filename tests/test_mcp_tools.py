@@ -165,6 +165,8 @@ def test_compare_and_write_conflicts_write_nothing(srv: ServerProcess) -> None:
     assert exists["error"] == "precondition_failed"
     page = data(call(srv, "memory_read_page", path="notes/cas.md", project="cas"))
     assert page["body"].strip() == "two" and page["page_id"] == second["page_id"]
+    old = data(call(srv, "memory_read_page", path="notes/cas.md", project="cas", version=1))
+    assert old["body"].strip() == "one" and old["is_latest"] is False
 
 
 def test_patch_page_operations_and_conflicts(srv: ServerProcess) -> None:

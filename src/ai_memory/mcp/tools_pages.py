@@ -129,6 +129,7 @@ def _read_tool(deps: ToolDeps) -> Any:
         workspace: Workspace = None,
         project: Project = None,
         page_id: PageId = None,
+        version: Annotated[int | None, Field(ge=1, description="An older version number")] = None,
         max_chars: Annotated[
             int, Field(ge=200, le=MAX_CHARS, description="Cap on body characters returned")
         ] = DEFAULT_MAX_CHARS,
@@ -144,10 +145,10 @@ def _read_tool(deps: ToolDeps) -> Any:
             resolved = await deps.scope(ctx, workspace, project)
             runtime = deps.runtime()
             if query:
-                ref, matched = await _best_match(deps, ctx, resolved, query)
+                ref, matched = await _best_match(deps, resolved, query)
             else:
                 ref, matched = page_ref(resolved, path or ""), None
-            page = await runtime.wiki.aread_page(ref, page_id=page_id)
+            page = await runtime.wiki.aread_page(ref, version=version, page_id=page_id)
             data = _page_view(page, max_chars)
             if matched is not None:
                 data["matched_query"] = matched
@@ -164,7 +165,7 @@ def _read_tool(deps: ToolDeps) -> Any:
 
 
 async def _best_match(
-    deps: ToolDeps, ctx: Ctx, resolved: ResolvedScope, query: str
+    deps: ToolDeps, resolved: ResolvedScope, query: str
 ) -> tuple[PageRef, dict[str, Any]]:
     hit = await best_page(deps.runtime(), resolved.scope, query)
     if hit is None:
