@@ -30,6 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import Server, free_port, fresh_data_dir, percentile
 
 PROJECT = "bench"
+# What agents run: the installed console script, else the module.
+_SCRIPT = Path(sys.executable).with_name("ai-memory")
+HOOK_PROGRAM = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "ai_memory"]
 
 
 def hook_env(data_dir: Path, url: str) -> dict[str, str]:
@@ -40,9 +43,7 @@ def hook_env(data_dir: Path, url: str) -> dict[str, str]:
 
 def time_hook(env: dict[str, str], cwd: Path, event: str, payload: dict[str, Any]) -> float:
     command = [
-        sys.executable,
-        "-m",
-        "ai_memory",
+        *HOOK_PROGRAM,
         "hook",
         "--agent",
         "claude-code",
