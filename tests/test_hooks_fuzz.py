@@ -24,6 +24,7 @@ FUZZ = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     derandomize=True,
+    database=None,
 )
 KEYS = ["event", "agent", "cwd", "workspace", "project", "session_id", "ingest_key", "junk"]
 EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "BeforeAgent", "AfterTool"]
