@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import os
+import socket
 import sqlite3
 import statistics
 import subprocess
@@ -114,6 +115,14 @@ def bench_hook_command(server: Server, root: Path, runs: int) -> None:
         "SessionStart, server down",
         [time_hook(down, cwd, "SessionStart", start) for _ in range(runs)],
     )
+    with socket.socket() as hung:  # accepts connections, never answers
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(1024)
+        stuck = hook_env(server.data_dir, f"http://127.0.0.1:{hung.getsockname()[1]}")
+        report_runs(
+            "SessionStart, server hung (never answers)",
+            [time_hook(stuck, cwd, "SessionStart", start) for _ in range(runs)],
+        )
     # Leave nothing spooled behind for the throughput runs.
     subprocess.run(
         [
