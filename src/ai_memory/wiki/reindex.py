@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from ai_memory.core.errors import InvalidInput
@@ -94,10 +95,14 @@ def reconcile_paths(wiki: Wiki, relpaths: list[str]) -> ReconcileReport:
     report = ReconcileReport()
     present: list[tuple[PageRef, PageDocument]] = []
     missing: list[PageRef] = []
+    seen: dict[PageRef, int | None] = {}
     for relpath in relpaths:
         ref = _ref_for(relpath, report)
         if ref is None:
             continue
+        # The version the file is compared against is noted before the file is read: a
+        # write that lands in between is newer than what was read, and must not be undone.
+        seen[ref] = wiki.readers.read(partial(_latest_id, ref=ref))
         file = wiki.root / relpath
         if file.is_file():
             doc = load(ref, file, report)
@@ -107,9 +112,9 @@ def reconcile_paths(wiki: Wiki, relpaths: list[str]) -> ReconcileReport:
             missing.append(ref)
     report.files = len(present)
     if present:
-        wiki.writer.call(_apply(wiki, present, False, report), timeout=None)
+        wiki.writer.call(_apply(wiki, present, False, report, seen), timeout=None)
     if missing:
-        wiki.writer.call(_delete_refs(wiki, missing, report), timeout=None)
+        wiki.writer.call(_delete_refs(wiki, missing, report, seen), timeout=None)
     if wiki.checkpointer is not None and report.changed:
         wiki.checkpointer.notify(*relpaths)
     return report
@@ -127,26 +132,39 @@ def _ref_for(relpath: str, report: ReconcileReport) -> PageRef | None:
 
 
 def _delete_refs(
-    wiki: Wiki, refs: list[PageRef], report: ReconcileReport
+    wiki: Wiki, refs: list[PageRef], report: ReconcileReport, seen: dict[PageRef, int | None]
 ) -> Callable[[sqlite3.Connection], None]:
     def command(conn: sqlite3.Connection) -> None:
         now = wiki.clock()
         for ref in refs:
             current = pages.latest(conn, ref)
-            if current is not None:
+            if current is not None and current["id"] == seen.get(ref):
                 pages.mark_deleted(conn, current["id"], now)
                 report.deleted += 1
 
     return command
 
 
+def _latest_id(conn: sqlite3.Connection, *, ref: PageRef) -> int | None:
+    row = pages.latest(conn, ref)
+    return int(row["id"]) if row is not None else None
+
+
 def _apply(
-    wiki: Wiki, batch: list[tuple[PageRef, PageDocument]], full: bool, report: ReconcileReport
+    wiki: Wiki,
+    batch: list[tuple[PageRef, PageDocument]],
+    full: bool,
+    report: ReconcileReport,
+    seen: dict[PageRef, int | None] | None = None,
 ) -> Callable[[sqlite3.Connection], None]:
     def command(conn: sqlite3.Connection) -> None:
         now = wiki.clock()
         for ref, doc in batch:
             current = pages.latest(conn, ref)
+            current_id = int(current["id"]) if current is not None else None
+            if seen is not None and current_id != seen.get(ref):
+                report.unchanged += 1  # written since the file was read: that write wins
+                continue
             if current is not None and current["content_hash"] == doc.content_hash:
                 report.unchanged += 1
                 if full:
