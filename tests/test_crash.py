@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pygit2
 
 from tests.conftest import ServerProcess, run_cli
 
@@ -77,3 +78,7 @@ def test_startup_recovers_a_file_written_without_its_index_row(data_dir: Path) -
     finally:
         server.stop()
     assert page["title"] == "Orphan" and "before a crash" in page["body"]
+    repo = pygit2.Repository(str(data_dir / "wiki"))
+    tree = repo.head.peel(pygit2.Commit).tree
+    assert "default/crash/notes/orphan.md" in tree  # the crash's leftover was checkpointed
+    assert not [path for path in repo.status() if not path.startswith(".")]
