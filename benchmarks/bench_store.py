@@ -88,6 +88,15 @@ def bench_reindex(data_dir: Path) -> tuple[float, int]:
     return report.files / elapsed, report.files
 
 
+def bench_startup(data_dir: Path) -> float:
+    """Seconds from start to serving-ready, including the check of every file against the index."""
+    start = time.perf_counter()
+    runtime = Runtime.start(Config.load(data_dir, {}))
+    elapsed = time.perf_counter() - start
+    runtime.stop()
+    return elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
@@ -102,6 +111,8 @@ def main() -> None:
             for workers in (1, 8):
                 rate = bench_http(root, pages, workers)
                 print(f"HTTP PUT         {size:>6} pages  {workers} writer(s): {rate:8.0f} pages/s")
+            startup = bench_startup(data_dir)
+            print(f"startup check    {size:>6} pages             : {startup:8.2f} s")
             reindex_rate, files = bench_reindex(data_dir)
             db = Config.load(data_dir, {}).db_path
             db_bytes = sum(p.stat().st_size for p in db.parent.iterdir())
