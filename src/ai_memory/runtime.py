@@ -75,6 +75,7 @@ class Runtime:
 
     def stop(self) -> None:
         """Drain accepted writes first, then write the last checkpoint."""
+        self.retrieval.stop()
         if self.watcher is not None:
             self.watcher.stop()
         self.writer.stop()

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from ai_memory.cli import hooks as hook_commands
 from ai_memory.cli import mcp as mcp_commands
+from ai_memory.cli import search as search_commands
 from ai_memory.cli.options import (
     DataDir,
     Json,
@@ -39,6 +40,7 @@ out = Console()
 err = Console(stderr=True)
 hook_commands.register(app)
 mcp_commands.register(app)
+search_commands.register(app)
 
 
 def run_app() -> None:

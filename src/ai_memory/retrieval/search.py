@@ -8,7 +8,8 @@ the writer without waiting for it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ai_memory.config import RetrievalSettings
 from ai_memory.core.clock import now_iso
@@ -20,6 +21,10 @@ from ai_memory.retrieval.stopwords import ENGLISH
 from ai_memory.store.readers import ReaderPool
 from ai_memory.store.writer import Writer
 
+if TYPE_CHECKING:
+    from ai_memory.retrieval.backfill import BackgroundEmbedder
+    from ai_memory.retrieval.vectors import VectorIndex
+
 
 @dataclass
 class Retriever:
@@ -29,6 +34,13 @@ class Retriever:
     engine: Engine
     reinforcer: Reinforcer
     clock: Callable[[], str] = now_iso
+    index: VectorIndex | None = field(default=None, repr=False)
+    background: BackgroundEmbedder | None = field(default=None, repr=False)
+
+    def stop(self) -> None:
+        """Stop the background embedder (before the writer stops)."""
+        if self.background is not None:
+            self.background.stop()
 
     @classmethod
     def build(

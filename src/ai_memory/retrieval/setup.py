@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
+import logging
+
 from ai_memory.config import Config
 from ai_memory.retrieval.search import Retriever
 from ai_memory.store.readers import ReaderPool
 from ai_memory.store.writer import Writer
 
+log = logging.getLogger(__name__)
 
-def build_retriever(config: Config, readers: ReaderPool, writer: Writer) -> Retriever:
-    return Retriever.build(readers, writer, config.retrieval)
+
+def build_retriever(
+    config: Config, readers: ReaderPool, writer: Writer, *, background: bool = True
+) -> Retriever:
+    """With ``embeddings.provider = "local"``: the vector stream, and (when ``background``)
+    the embedder thread that keeps vectors up with page writes."""
+    if config.embeddings.provider == "none":
+        return Retriever.build(readers, writer, config.retrieval)
+    from ai_memory.llm.embeddings import load_embedder
+    from ai_memory.retrieval.backfill import BackgroundEmbedder
+    from ai_memory.retrieval.vectors import VectorIndex, VectorSearch
+
+    embedder = load_embedder(config.embeddings)
+    index = VectorIndex(embedder)
+    retriever = Retriever.build(readers, writer, config.retrieval, VectorSearch(index))
+    retriever.index = index
+    if background:
+        retriever.background = BackgroundEmbedder(embedder, writer, readers)
+        retriever.background.start()
+        log.info("embedding pages in the background with %s", embedder.model)
+    return retriever

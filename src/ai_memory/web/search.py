@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 
+from ai_memory.retrieval.backfill import vector_status
 from ai_memory.retrieval.models import SearchRequest
 from ai_memory.retrieval.search import search as run_search
 from ai_memory.runtime import Runtime
@@ -55,3 +56,12 @@ async def search(
     )
     response = await run_search(runtime.retrieval, request)
     return response.to_dict()
+
+
+@router.get("/embeddings")
+async def embeddings(runtime: RuntimeDep) -> dict[str, Any]:
+    """How far the vectors are: pages embedded with the current model, pending, stale."""
+    index = runtime.retrieval.index
+    if index is None:
+        return {"provider": "none", "pending": 0}
+    return await runtime.readers.aread(lambda conn: vector_status(conn, index.embedder))
