@@ -549,3 +549,26 @@ def test_session_observations_need_a_session(srv: ServerProcess) -> None:
     missing = failure(call(srv, "memory_read_session_observations", project="nosessions"))
     assert missing["error"] == "not_found"
     assert "limit" in invalid(srv, "memory_read_session_observations", project="x", limit=0).message
+
+
+def test_global_scope_write_is_shared_with_every_project(srv: ServerProcess) -> None:
+    shared = data(
+        call(
+            srv,
+            "memory_write_page",
+            path="prefs/style.md",
+            scope="global",
+            body="Prefer small pure functions over classes.",
+        )
+    )
+    assert (shared["project"], shared["scope"]["source"]) == ("_global", "global")
+    found = data(call(srv, "memory_query", query="small pure functions", project="elsewhere"))
+    assert [h["path"] for h in found["global_hits"]] == ["prefs/style.md"]
+
+
+def test_dns_rebinding_is_refused_on_loopback(srv: ServerProcess) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Accept": "application/json, text/event-stream", "Host": "evil.example.com"}
+    with srv.client() as client:
+        refused = client.post("/mcp", json=message, headers=headers)
+    assert refused.status_code == 421
