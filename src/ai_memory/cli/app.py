@@ -90,6 +90,7 @@ def serve(
 
     config = load_config(data_dir)
     host, port = parse_bind(bind or config.server.bind)
+    config.server.bind = f"{host}:{port}"  # the app guards /mcp for the address it serves
     token = read_token(config.token_file)
     check_exposure(host, token)
     _configure_logging(config.logs_dir)
