@@ -196,6 +196,15 @@ def test_agents_share_memory_end_to_end(srv: ServerProcess, tmp_path: Path) -> N
     assert "Add a discount field to the cart" in json.dumps(handoff["handoff"])
     assert data(wrote)["project"] == "acme-shop" and data(wrote)["created"]
 
+    # An agent whose session id is not in its environment is recognised by its open session.
+    async def agent_b_without_env() -> Any:
+        async with bridge(srv, checkout / "src") as client:
+            return await client.call_tool("memory_read_session_observations", {"limit": 1})
+
+    inferred = data(asyncio.run(agent_b_without_env()))
+    assert inferred["scope"]["source"] == "launch_dir"
+    assert inferred["session"]["session_id"] == "a-1"
+
     # A's next query (its session id forwarded, launched elsewhere) finds B's decision first.
     headers = {"X-AI-Memory-Session": "a-1", "X-AI-Memory-Cwd": quote(str(elsewhere))}
     again = data(

@@ -18,6 +18,7 @@ from urllib.parse import unquote
 from ai_memory.core.errors import ScopeUnresolved
 from ai_memory.core.identity import GLOBAL_PROJECT, Scope
 from ai_memory.hookclient.resolve import resolve_project
+from ai_memory.hooks.handoffs import same_place
 from ai_memory.mcp.errors import argument
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
@@ -25,6 +26,12 @@ from ai_memory.store import pages
 SESSION_HEADER = "x-ai-memory-session"
 CWD_HEADER = "x-ai-memory-cwd"
 AGENT_HEADER = "x-ai-memory-agent"
+
+OPEN_SESSIONS = """
+SELECT session_id, cwd FROM sessions
+WHERE workspace = ? AND project = ? AND ended_at IS NULL AND (? IS NULL OR agent = ?)
+ORDER BY last_event_at DESC LIMIT 20
+"""
 
 SESSION_PROJECT = """
 SELECT workspace, project FROM sessions WHERE session_id = ?
@@ -124,3 +131,20 @@ def _clean(value: str | None) -> str | None:
     """Header values arrive percent-encoded (paths and ids need not be ASCII)."""
     value = unquote((value or "").strip())
     return value[:1024] or None
+
+
+async def with_session(runtime: Runtime, caller: Caller, scope: Scope) -> Caller:
+    """The caller, with its session id inferred when the transport sent none.
+
+    Only an unambiguous match counts: exactly one open session of ``scope`` in
+    the caller's launch directory (and of its agent, when known). Handoff
+    claims and "the newest other session" need it to tell the caller apart.
+    """
+    if caller.session_id or not caller.cwd:
+        return caller
+    args = (scope.workspace, scope.project, caller.agent, caller.agent)
+    rows = await runtime.readers.aread(lambda conn: conn.execute(OPEN_SESSIONS, args).fetchall())
+    here = [row["session_id"] for row in rows if same_place(row["cwd"], caller.cwd)]
+    if len(here) != 1:
+        return caller
+    return Caller(session_id=here[0], cwd=caller.cwd, agent=caller.agent)
