@@ -155,3 +155,10 @@ def test_bridge_imports_stay_lean() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_bridge_usage_and_bad_options(tmp_path: Path) -> None:
+    shown = run_bridge(["--help"], clean_env())
+    assert shown.returncode == 0 and "usage: ai-memory mcp-bridge" in shown.stdout
+    bad = run_bridge(["--port", "1"], clean_env())
+    assert bad.returncode == 1 and "unknown option '--port'" in bad.stderr

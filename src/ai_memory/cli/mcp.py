@@ -44,7 +44,7 @@ def bridge_command(data_dir: Path | None, server: str | None) -> list[str]:
     command = [str(script)] if script.exists() else [sys.executable, "-m", "ai_memory"]
     command.append("mcp-bridge")
     if data_dir is not None:
-        command += ["--data-dir", str(data_dir)]
+        command += ["--data-dir", str(data_dir.expanduser().resolve())]
     if server:
         command += ["--server", server]
     return command

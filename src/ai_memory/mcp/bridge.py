@@ -76,10 +76,23 @@ def resolve_target(argv: list[str], env: Mapping[str, str], cwd: str) -> Target:
     return Target(url.rstrip("/"), token, session, cwd, env.get("AI_MEMORY_AGENT") or None)
 
 
+USAGE = """usage: ai-memory mcp-bridge [--server URL] [--data-dir DIR]
+
+Serve MCP on stdin/stdout for an agent, forwarding every message to the
+ai-memory server's /mcp with the token, the session id and this directory.
+"""
+
+
+class ShowHelp(Exception):
+    """``--help`` was asked for."""
+
+
 def _flags(argv: list[str]) -> dict[str, str]:
     options: dict[str, str] = {}
     items = iter(argv)
     for item in items:
+        if item in ("-h", "--help"):
+            raise ShowHelp
         name, eq, value = item.partition("=")
         if name not in ("--server", "--data-dir"):
             raise BridgeError(f"unknown option {item!r} (known: --server URL, --data-dir DIR)")
@@ -227,11 +240,18 @@ def serve(forwarder: Forwarder, stdin: IO[bytes], stdout: IO[bytes]) -> None:
             stdout.flush()
 
 
+def connect(argv: list[str]) -> Forwarder:
+    forwarder = Forwarder(resolve_target(argv, os.environ, os.getcwd()))
+    forwarder.check()
+    return forwarder
+
+
 def run(argv: list[str]) -> int:
     try:
-        target = resolve_target(argv, os.environ, os.getcwd())
-        forwarder = Forwarder(target)
-        forwarder.check()
+        forwarder = connect(argv)
+    except ShowHelp:
+        sys.stdout.write(USAGE)
+        return 0
     except BridgeError as exc:
         sys.stderr.write(f"ai-memory mcp-bridge: {exc}\n")
         return 1
