@@ -63,7 +63,17 @@ def load_embedder(settings: EmbeddingsSettings) -> Embedder:
         raise ConfigError(f"embeddings need {exc.name}; {INSTALL_HINT}") from None
     model_dir = Path(settings.model_path).expanduser() if settings.model_path else None
     model_dir = model_dir or packaged_model_dir()
+    _limit_blas_threads(settings.threads)
     return BertEmbedder(model_dir, settings.model)
+
+
+def _limit_blas_threads(threads: int) -> None:
+    """Small matrices on a busy machine: extra BLAS threads only spin (6x slower on 2 cores)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    threadpool_limits(limits=threads, user_api="blas")
 
 
 class BertEmbedder:
