@@ -120,7 +120,7 @@ class RetrievalSettings(Section):
         1.0, ge=0.0, le=10.0, description="fusion weight of raw-observation evidence"
     )
     weight_vectors: float = Field(
-        0.5, ge=0.0, le=10.0, description="fusion weight of vector similarity"
+        0.25, ge=0.0, le=10.0, description="fusion weight of vector similarity"
     )
     stopwords: list[str] = Field(
         [], description="replaces the built-in English stopword list when not empty"
