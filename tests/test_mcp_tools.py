@@ -572,3 +572,13 @@ def test_dns_rebinding_is_refused_on_loopback(srv: ServerProcess) -> None:
     with srv.client() as client:
         refused = client.post("/mcp", json=message, headers=headers)
     assert refused.status_code == 421
+
+
+def test_an_oversized_page_is_refused_and_the_stored_one_kept(srv: ServerProcess) -> None:
+    kept = data(call(srv, "memory_write_page", path="big.md", body="small", project="big"))
+    huge = failure(
+        call(srv, "memory_write_page", path="big.md", body="x" * (1024 * 1024 + 1), project="big")
+    )
+    assert huge["error"] == "too_large"
+    page = data(call(srv, "memory_read_page", path="big.md", project="big"))
+    assert page["body"].strip() == "small" and page["page_id"] == kept["page_id"]
