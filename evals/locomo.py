@@ -8,10 +8,10 @@ reports R@1/5/10 and MRR per category and overall, plus query latency.
 
     python evals/locomo.py [--data ../shared/data/locomo/dev.json] [--vectors both|on|off]
 
-Queries go to the MCP tool ``memory_query`` over streamable HTTP when the
-server offers it (``--via mcp``), else to ``GET /api/v1/search`` — the same
-function answers both. ``--via pages`` skips the hooks and writes the session
-pages directly in the same format (for development without the capture path).
+Questions go to the MCP tool ``memory_query`` through a real MCP client over
+streamable HTTP (``--query mcp``, the default) or to ``GET /api/v1/search``
+(``--query http``); the same function answers both. ``--ingest pages`` skips
+the hooks and writes the session pages directly in the same format.
 """
 
 from __future__ import annotations
@@ -275,7 +275,12 @@ def report(
 
 
 def evaluate(
-    data: list[dict[str, Any]], vectors: bool, via: str, keep: Path | None, settings: dict[str, str]
+    data: list[dict[str, Any]],
+    vectors: bool,
+    via: str,
+    query_via: str,
+    keep: Path | None,
+    settings: dict[str, str],
 ) -> Any:
     with running_server(vectors, keep, settings) as (url, token):
         headers = {"Authorization": f"Bearer {token}"}
@@ -289,16 +294,20 @@ def evaluate(
                 what = "hook events through /hook/batch"
             wait_for_pages(client, data, vectors)
             ingest_s = time.perf_counter() - started
-            search = _searcher(via, url, token, client)
-            ranks, latencies = run_queries(search, data)
+            search = _searcher(query_via, url, token, client)
+            try:
+                ranks, latencies = run_queries(search, data)
+            finally:
+                if hasattr(search, "close"):
+                    search.close()
             label = f"{'with' if vectors else 'without'} vectors — {search.name}"
             print(f"\n{count} {what}; ready for queries after {ingest_s:.1f} s")
             return report(label, ranks, latencies)
 
 
-def _searcher(via: str, url: str, token: str, client: httpx.Client) -> Any:
-    if via == "mcp":
-        from evals.mcp_search import McpSearch
+def _searcher(query_via: str, url: str, token: str, client: httpx.Client) -> Any:
+    if query_via == "mcp":
+        from mcp_search import McpSearch  # type: ignore[import-not-found]
 
         return McpSearch(url, token)
     return HttpSearch(client)
@@ -308,7 +317,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--vectors", choices=("both", "on", "off"), default="both")
-    parser.add_argument("--via", choices=("hooks", "pages", "mcp"), default="hooks")
+    parser.add_argument(
+        "--ingest", choices=("hooks", "pages"), default="hooks", help="how sessions get in"
+    )
+    parser.add_argument(
+        "--query", choices=("mcp", "http"), default="mcp", help="how questions are asked"
+    )
     parser.add_argument("--conversations", type=int, default=0, help="only the first N")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--keep", type=Path, help="use (and keep) this data dir")
@@ -328,7 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     for item in args.set:
         key, _, value = item.partition("=")
         settings[f"AI_MEMORY_{key.upper()}"] = value
-    results = [evaluate(data, vectors, args.via, args.keep, settings) for vectors in modes]
+    results = [
+        evaluate(data, vectors, args.ingest, args.query, args.keep, settings) for vectors in modes
+    ]
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0
