@@ -13,7 +13,7 @@ from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 
 from ai_memory import __version__
-from ai_memory.mcp import tools_pages, tools_query, tools_sessions, tools_status
+from ai_memory.mcp import tools_query, tools_read, tools_sessions, tools_status, tools_write
 from ai_memory.mcp.deps import Ctx, ToolDeps
 from ai_memory.mcp.errors import invalid_params
 from ai_memory.mcp.instructions import server_instructions
@@ -62,7 +62,7 @@ def build_server(get_runtime: Callable[[], Runtime | None]) -> MemoryServer:
         log_level="WARNING",
     )
     deps = ToolDeps(get_runtime)
-    for group in (tools_query, tools_pages, tools_status, tools_sessions):
+    for group in (tools_query, tools_read, tools_write, tools_status, tools_sessions):
         group.register(server, deps)
     return server
 
