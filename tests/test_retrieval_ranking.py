@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -248,3 +249,18 @@ def test_a_hit_reinforces_its_page_once_a_minute(rt: Runtime) -> None:
     find(rt, "marmalade")
     rt.writer.call(lambda c: None)  # anything queued before this has committed
     assert count() == 1
+
+
+def test_a_full_reindex_keeps_cjk_pages_searchable(tmp_path: Path) -> None:
+    from ai_memory.wiki.reindex import reconcile
+
+    root = tmp_path / "data"
+    initialise(Config.load(root, {}))
+    runtime = Runtime.start(Config.load(root, {}))
+    try:
+        runtime.wiki.write_page(P.page("notes/cjk.md"), "数据库迁移的问题已经解决了。")
+        report = reconcile(runtime.wiki, full=True)
+        assert not report.warnings
+        assert paths(find(runtime, "数据库迁移")) == ["notes/cjk.md"]
+    finally:
+        runtime.stop()

@@ -202,6 +202,7 @@ def drop_derived(conn: sqlite3.Connection, page_id: int) -> None:
 def clear_derived(conn: sqlite3.Connection) -> None:
     """Empty every table derived from page text, before a full rebuild."""
     conn.execute("DELETE FROM pages_fts")
+    conn.execute("DELETE FROM pages_cjk")
     conn.execute("DELETE FROM links")
     conn.execute("DELETE FROM entities")
 
