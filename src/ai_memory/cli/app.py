@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
@@ -37,7 +38,7 @@ app = typer.Typer(
     add_completion=False,
 )
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 hook_commands.register(app)
 mcp_commands.register(app)
 search_commands.register(app)
@@ -48,7 +49,7 @@ def run_app() -> None:
     try:
         app()
     except AiMemoryError as exc:
-        err.print(f"[red]error:[/red] {exc.message}", markup=True, highlight=False)
+        err.print(f"[red]error:[/red] {escape(exc.message)}", highlight=False)
         sys.exit(1)
 
 
