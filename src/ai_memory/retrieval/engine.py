@@ -42,6 +42,7 @@ FEEDBACK = """
 SELECT workspace, project, path, signal, count(*) AS n FROM page_feedback
 WHERE path IN ({marks}) GROUP BY workspace, project, path, signal
 """
+HAS_PAGES = "SELECT 1 FROM pages WHERE workspace = ? AND project = ? AND is_latest = 1 LIMIT 1"
 GRAPH_SEEDS = 5
 GLOBAL_LIMIT = 5
 RAW_SNIPPET_WORDS = 40
@@ -82,7 +83,7 @@ class Engine:
         page_filter = self._filter(request, scope.main, now)
         ranked = self._rank(conn, query, page_filter, request, request.limit)
         global_hits: list[Hit] = []
-        if scope.shared is not None and not query.empty:
+        if scope.shared is not None and not query.empty and _has_pages(conn, scope.shared):
             shared_filter = self._filter(request, (scope.shared,), now)
             limit = min(request.limit, GLOBAL_LIMIT)
             global_hits = self._rank(conn, query, shared_filter, request, limit).hits
@@ -247,6 +248,10 @@ class _Ranked:
     hits: list[Hit]
     results: list[StreamResult]
     observations: list[Observation]
+
+
+def _has_pages(conn: sqlite3.Connection, scope: Any) -> bool:
+    return conn.execute(HAS_PAGES, (scope.workspace, scope.project)).fetchone() is not None
 
 
 def _hit_explain(entry: Fused, factor: float, parts: dict[str, float]) -> HitExplain:

@@ -19,6 +19,7 @@ from ai_memory.llm.embeddings import Embedder
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.streams import StreamHit, StreamResult
 from ai_memory.store import vectors as sql
+from ai_memory.store.readers import ReaderPool
 
 RELOAD_CHECK_S = 30.0
 CHUNKS_PER_HIT = 8
@@ -56,6 +57,10 @@ class VectorIndex:
                 if (max_id or 0) < self.last_id or int(count) < len(self.page_ids) * 0.8:
                     self._reset()  # many rows went away (rewrites, a model change): reload
             self._load(conn)
+
+    def refresh_now(self, readers: ReaderPool) -> None:
+        """Load every new vector now (a server warms up with this; so do benchmarks)."""
+        readers.read(self.refresh)
 
     def _load(self, conn: sqlite3.Connection) -> None:
         np = self.np

@@ -11,7 +11,7 @@ from ai_memory.retrieval.streams import StreamHit, StreamResult
 
 ENTITY_PAGES = """
 SELECT e.page_id, e.norm FROM entities e JOIN pages p ON p.id = e.page_id
-WHERE e.norm IN ({marks}) AND {where}
+WHERE e.norm IN ({marks}) AND {scope} AND {where}
 """
 MAX_PHRASE = 4
 MAX_PHRASES = 200
@@ -40,9 +40,13 @@ def entity_stream(
     if not candidates:
         return StreamResult("entities", [])
     where, params = page_filter.where()
-    sql = ENTITY_PAGES.format(marks=",".join("?" * len(candidates)), where=where)
+    # The entity index leads with (workspace, project): name them on ``e`` too.
+    scope, scope_params = page_filter.scope_clause("e")
+    sql = ENTITY_PAGES.format(
+        marks=",".join("?" * len(candidates)), scope=" AND ".join(scope) or "1", where=where
+    )
     matched: dict[int, list[str]] = {}
-    for row in conn.execute(sql, (*candidates, *params)):
+    for row in conn.execute(sql, (*candidates, *scope_params, *params)):
         matched.setdefault(int(row["page_id"]), []).append(row["norm"])
     hits = [
         StreamHit(page_id, float(sum(len(n.split()) for n in set(names))), {"entities": names})

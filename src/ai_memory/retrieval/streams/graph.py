@@ -10,7 +10,7 @@ from ai_memory.retrieval.streams import StreamHit, StreamResult
 SEEDS = "SELECT id, workspace, project, path FROM pages WHERE id IN ({marks})"
 
 OUTGOING = """
-SELECT p.id FROM links l
+SELECT p.id FROM links l INDEXED BY links_src
 JOIN pages p ON p.workspace = l.dst_workspace AND p.project = l.dst_project
     AND p.path = l.dst_path
 WHERE l.src_id = ? AND {where}

@@ -15,6 +15,18 @@ WHERE pages_fts MATCH ? AND {where}
 ORDER BY score LIMIT ?
 """
 
+# The fast path: rank inside the full-text index alone, then filter the best few.
+# When the filter leaves too few of them, FTS_PAGES ranks every match instead.
+FTS_TOP = """
+SELECT p.id, p.title, m.score FROM (
+    SELECT rowid, bm25(pages_fts, ?, 1.0) AS score FROM pages_fts
+    WHERE pages_fts MATCH ? ORDER BY score LIMIT ?
+) m JOIN pages p ON p.id = m.rowid
+WHERE {where}
+ORDER BY m.score LIMIT ?
+"""
+PREFILTER = 20
+
 CJK_MATCH = """
 SELECT p.id, p.title, bm25(pages_cjk, ?, 1.0) AS score
 FROM pages_cjk JOIN pages p ON p.id = pages_cjk.rowid
@@ -41,16 +53,14 @@ def fts_stream(
     """BM25 ranking; an exact title match goes first. Bad FTS5 syntax degrades to words."""
     if not query.fts:
         return StreamResult("fts", [])
-    where, params = page_filter.where()
-    sql = FTS_PAGES.format(where=where)
     note = None
     try:
-        rows = conn.execute(sql, (title_weight, query.fts, *params, limit)).fetchall()
+        rows = _ranked(conn, query.fts, page_filter, title_weight, limit)
     except sqlite3.OperationalError as exc:
         if not query.fallback or query.fallback == query.fts:
             raise
         note = f"query syntax not understood ({exc}); searched its words instead"
-        rows = conn.execute(sql, (title_weight, query.fallback, *params, limit)).fetchall()
+        rows = _ranked(conn, query.fallback, page_filter, title_weight, limit)
     wanted = normalise_title(query.text)
     hits = [
         StreamHit(
@@ -62,6 +72,23 @@ def fts_stream(
     ]
     hits.sort(key=lambda hit: (not hit.detail.get("exact_title"), hit.score))
     return StreamResult("fts", hits, note=note)
+
+
+def _ranked(
+    conn: sqlite3.Connection, expression: str, page_filter: PageFilter, weight: float, limit: int
+) -> list[sqlite3.Row]:
+    where, params = page_filter.where()
+    top = limit * PREFILTER
+    rows = conn.execute(
+        FTS_TOP.format(where=where), (weight, expression, top, *params, limit)
+    ).fetchall()
+    if len(rows) >= limit:
+        return rows
+    # Few survived the filter: either there are few matches at all (then this is
+    # cheap) or the filter is selective (another project, a kind): rank them all.
+    return conn.execute(
+        FTS_PAGES.format(where=where), (weight, expression, *params, limit)
+    ).fetchall()
 
 
 def cjk_stream(
