@@ -264,3 +264,21 @@ def test_a_full_reindex_keeps_cjk_pages_searchable(tmp_path: Path) -> None:
         assert paths(find(runtime, "数据库迁移")) == ["notes/cjk.md"]
     finally:
         runtime.stop()
+
+
+def test_words_in_most_pages_are_dropped_when_others_remain(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    initialise(Config.load(root, {}))
+    runtime = Runtime.start(Config.load(root, {}))
+    try:
+        for i in range(60):
+            extra = " The quokka migration finished." if i == 7 else ""
+            runtime.wiki.write_page(P.page(f"notes/n{i}.md"), f"Widget report number {i}.{extra}")
+        result = find(runtime, "widget quokka", explain=True)
+        assert result["explain"]["dropped"] == ["widget"]
+        assert result["explain"]["fts"] == '"quokka"'
+        assert paths(result) == ["notes/n7.md"]
+        alone = find(runtime, "widget", explain=True)
+        assert alone["explain"]["dropped"] == [] and len(alone["hits"]) == 10
+    finally:
+        runtime.stop()

@@ -6,7 +6,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ai_memory.config import RetrievalSettings
@@ -32,12 +32,13 @@ from ai_memory.retrieval.streams.evidence import Observation, evidence_stream, m
 from ai_memory.retrieval.streams.graph import graph_stream
 from ai_memory.retrieval.streams.history import history_stream
 from ai_memory.retrieval.streams.lexical import cjk_stream, fts_stream
+from ai_memory.retrieval.terms import TermStats
 
 META = """
 SELECT id, workspace, project, path, version, is_latest, title, kind, tier, tags, pinned,
-    expires_at, frontmatter FROM pages WHERE id IN ({marks})
+    expires_at FROM pages WHERE id IN ({marks})
 """
-BODIES = "SELECT id, body FROM pages WHERE id IN ({marks})"
+BODIES = "SELECT id, body, frontmatter FROM pages WHERE id IN ({marks})"
 FEEDBACK = """
 SELECT workspace, project, path, signal, count(*) AS n FROM page_feedback
 WHERE path IN ({marks}) GROUP BY workspace, project, path, signal
@@ -61,6 +62,7 @@ class Engine:
     settings: RetrievalSettings
     stopwords: Collection[str]
     vectors: VectorStream | None = None
+    terms: TermStats = field(default_factory=TermStats)
 
     @property
     def weights(self) -> dict[str, float]:
@@ -79,7 +81,9 @@ class Engine:
         self, conn: sqlite3.Connection, request: SearchRequest, scope: SearchScope, now: str
     ) -> SearchResponse:
         started = time.perf_counter()
-        query = prepare(request.query, self.stopwords)
+        prepared = prepare(request.query, self.stopwords)
+        common = self.terms.common(conn, prepared.words) if prepared.mode == "words" else set()
+        query = prepared.without(common)
         page_filter = self._filter(request, scope.main, now)
         ranked = self._rank(conn, query, page_filter, request, request.limit)
         global_hits: list[Hit] = []
@@ -95,6 +99,7 @@ class Engine:
                 fts=query.fts,
                 mode=query.mode,
                 words=list(query.words),
+                dropped=sorted(set(prepared.words) - set(query.words)),
                 active_streams=[r.name for r in ranked.results if self.weights.get(r.name)],
                 streams={
                     r.name: StreamSummary(
@@ -214,7 +219,7 @@ class Engine:
         top = scored[:limit]
         top_ids = [s[2]["id"] for s in top]
         bodies = {
-            int(r["id"]): r["body"]
+            int(r["id"]): (r["body"], r["frontmatter"])
             for r in conn.execute(BODIES.format(marks=",".join("?" * len(top_ids))), top_ids)
         }
         terms = list(query.words)
@@ -231,7 +236,7 @@ class Engine:
                 title=row["title"],
                 kind=row["kind"],
                 tier=row["tier"],
-                snippet=snippet(bodies.get(row["id"], ""), terms, json.loads(row["frontmatter"])),
+                snippet=_snippet(bodies.get(row["id"]), terms),
                 score=round(score, 6),
                 pinned=True if pinned else None,
                 superseded=True if not row["is_latest"] else None,
@@ -248,6 +253,13 @@ class _Ranked:
     hits: list[Hit]
     results: list[StreamResult]
     observations: list[Observation]
+
+
+def _snippet(stored: tuple[str, str] | None, terms: list[str]) -> str:
+    if stored is None:
+        return ""
+    body, frontmatter = stored
+    return snippet(body, terms, json.loads(frontmatter))
 
 
 def _has_pages(conn: sqlite3.Connection, scope: Any) -> bool:

@@ -117,6 +117,9 @@ class QueryExplain(BaseModel):
     fts: str
     mode: str
     words: list[str]
+    dropped: list[str] = Field(
+        default_factory=list, description="words in over half of the pages: no weight in BM25"
+    )
     active_streams: list[str]
     streams: dict[str, StreamSummary]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ai_memory.core.text import fts_text
 
@@ -36,6 +36,14 @@ class PreparedQuery:
     mode: str  # "words" or "syntax"
     cjk_match: str  # trigram expression over CJK runs ('' when none)
     cjk_like: tuple[str, ...]  # CJK runs too short for trigrams, matched with LIKE
+
+    def without(self, dropped: set[str]) -> PreparedQuery:
+        """The same query with some words left out of a words-mode match."""
+        kept = tuple(w for w in self.words if w not in dropped)
+        if not dropped or not kept or self.mode != "words":
+            return self
+        fts = " OR ".join(f'"{w}"' for w in kept)
+        return replace(self, words=kept, fts=fts, fallback=fts)
 
     @property
     def empty(self) -> bool:

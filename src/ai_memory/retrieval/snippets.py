@@ -7,54 +7,55 @@ from collections.abc import Iterable
 from typing import Any
 
 WINDOW = 24
-_SPLIT = re.compile(r"\s+")
-_WORD = re.compile(r"\w+")
+BEFORE = 8  # words shown before the first match of the window
+STEM = 5  # a query word matches any text word sharing its first five letters
+SPAN_CHARS = 160  # about WINDOW words of prose: how far one window reaches
 _HEADING = re.compile(r"^#+\s.*$", re.MULTILINE)
 
 
 def snippet(body: str, terms: Iterable[str], frontmatter: dict[str, Any]) -> str:
-    words = _SPLIT.split(_HEADING.sub(" ", body).strip())
-    stems = {t[:5] for t in terms if t}
-    best = _best_window(words, stems)
-    if best is None:
+    text = _HEADING.sub(" ", body)
+    stems = sorted({t[:STEM] for t in terms if t.strip()}, key=len, reverse=True)
+    at = _best_match(text.lower(), stems)
+    if at is None:
         fallback = frontmatter.get("summary") or frontmatter.get("abstract")
         if isinstance(fallback, str) and fallback.strip():
             return _cut(fallback.split())
-        return _cut(words)
-    start = max(0, best - WINDOW // 3)
-    text = " ".join(words[start : start + WINDOW])
-    prefix = "… " if start > 0 else ""
-    suffix = " …" if start + WINDOW < len(words) else ""
-    return prefix + text + suffix
+        return _cut(text[: SPAN_CHARS * 4].split(), more=len(text) > SPAN_CHARS * 4)
+    head = text[max(0, at - BEFORE * 12) : at]
+    before = head.split()
+    if at - BEFORE * 12 > 0 and before and not head[0].isspace():
+        before = before[1:]  # the slice began inside a word
+    before = before[-BEFORE:]
+    tail = text[at : at + SPAN_CHARS * 3]
+    after = tail.split()[: WINDOW - len(before)]
+    earlier = at > len(head) or len(head.split()) > len(before)
+    later = len(tail.split()) > len(after) or bool(text[at + len(tail) :].strip())
+    return ("… " if earlier else "") + " ".join(before + after) + (" …" if later else "")
 
 
-def _best_window(words: list[str], stems: set[str]) -> int | None:
-    """Index of the matching word whose window holds the most distinct query stems."""
+def _best_match(lowered: str, stems: list[str]) -> int | None:
+    """Offset of the match whose window holds the most distinct query stems."""
     if not stems:
         return None
-    positions: list[tuple[int, str]] = []
-    for index, word in enumerate(words):
-        for token in _WORD.findall(word.lower()):
-            key = token[:5]
-            if key in stems:
-                positions.append((index, key))
-                break
+    pattern = re.compile(r"(?<!\w)(" + "|".join(re.escape(s) for s in stems) + ")")
+    positions = [(m.start(), m.group(1)) for m in pattern.finditer(lowered)]
     if not positions:
         return None
-    best_index, best_count = positions[0][0], 0
-    for i, (index, _) in enumerate(positions):
+    best_at, best_count = positions[0][0], 0
+    for i, (at, _) in enumerate(positions):
         seen: set[str] = set()
         for pos, key in positions[i:]:
-            if pos >= index + WINDOW:
+            if pos >= at + SPAN_CHARS:
                 break
             seen.add(key)
         if len(seen) > best_count:
-            best_index, best_count = index, len(seen)
+            best_at, best_count = at, len(seen)
             if best_count == len(stems):
                 break
-    return best_index
+    return best_at
 
 
-def _cut(words: list[str]) -> str:
+def _cut(words: list[str], more: bool = False) -> str:
     text = " ".join(words[:WINDOW])
-    return text + (" …" if len(words) > WINDOW else "")
+    return text + (" …" if more or len(words) > WINDOW else "")

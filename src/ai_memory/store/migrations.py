@@ -175,6 +175,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX page_vectors_page ON page_vectors(page_id);
     CREATE INDEX page_vectors_model ON page_vectors(provider, model, dim, id);
     """,
+    # 4: per-term document counts of the page index, read by query preparation to
+    # drop terms too common to rank anything (a view over pages_fts: no data of its own).
+    """
+    CREATE VIRTUAL TABLE pages_fts_vocab USING fts5vocab(pages_fts, 'row');
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
