@@ -9,7 +9,10 @@ markdown files, which queries never read), plus the observations, stored
 through the real ingest path (sanitizer included). Then queries of 2-4 words
 drawn from the pages run through the search function the HTTP route and
 ``memory_query`` call, and the script prints p50/p95 latency and the size of
-the database.
+the database. The synthetic language's 100 most frequent words cover about
+half of its text, as English stopwords do of English, and are configured as
+its stopword list (``retrieval.stopwords``), as a deployment in another
+language would.
 
 With vectors (when the ``embeddings`` extra is installed): every page gets 4
 chunk vectors. Embedding 100,000 pages with the local model takes hours, so
@@ -20,6 +23,7 @@ query is embedded by the real model, so the figures include that cost.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sqlite3
 import statistics
@@ -42,6 +46,7 @@ from ai_memory.store import pages
 from ai_memory.wiki.document import build_document, complete_frontmatter
 
 SCOPE = Scope.of(None, "bench")
+STOPWORDS = 100
 BATCH = 1000
 WORDS = 300
 VOCABULARY = 20_000
@@ -58,8 +63,9 @@ def vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
     return list(words), weights
 
 
-def page_texts(n: int, rng: random.Random) -> list[tuple[str, str, dict[str, Any]]]:
-    words, weights = vocabulary(rng)
+def page_texts(
+    n: int, words: list[str], weights: list[float], rng: random.Random
+) -> list[tuple[str, str, dict[str, Any]]]:
     cumulative = list(_accumulate(weights))
     out = []
     for i in range(n):
@@ -98,12 +104,13 @@ def write_pages(runtime: Runtime, corpus: list[tuple[str, str, dict[str, Any]]])
         runtime.writer.call(command, timeout=None)
 
 
-def write_observations(runtime: Runtime, n: int, rng: random.Random) -> None:
+def write_observations(
+    runtime: Runtime, n: int, words: list[str], weights: list[float], rng: random.Random
+) -> None:
     from ai_memory.hooks.ingest import parse_event, store_command
     from ai_memory.hooks.sanitize import Sanitizer
 
     sanitizer = Sanitizer()
-    words, weights = vocabulary(rng)
     cumulative = list(_accumulate(weights))
     for start in range(0, n, BATCH):
         events = []
@@ -189,18 +196,23 @@ def db_size(config: Config, runtime: Runtime) -> float:
     return config.db_path.stat().st_size / 1e6
 
 
+def _settings(words: list[str]) -> dict[str, str]:
+    return {"AI_MEMORY_RETRIEVAL__STOPWORDS": json.dumps(words[:STOPWORDS])}
+
+
 def run_size(size: int, observations: int, n_queries: int, vectors: bool) -> None:
     rng = random.Random(size)
     with tempfile.TemporaryDirectory(prefix="bench-query-") as tmp:
         root = Path(tmp) / "data"
         initialise(Config.load(root, {}))
-        config = Config.load(root, {})
+        words, weights = vocabulary(random.Random(size))
+        config = Config.load(root, _settings(words))
         runtime = Runtime.start(config, reconcile_wiki=False)
         try:
             started = time.perf_counter()
-            corpus = page_texts(size, rng)
+            corpus = page_texts(size, words, weights, rng)
             write_pages(runtime, corpus)
-            write_observations(runtime, observations, rng)
+            write_observations(runtime, observations, words, weights, rng)
             built = time.perf_counter() - started
             texts = queries(corpus, n_queries, rng)
             size_mb = db_size(config, runtime)
@@ -215,7 +227,9 @@ def run_size(size: int, observations: int, n_queries: int, vectors: bool) -> Non
 
 
 def _with_vectors(config: Config, runtime: Runtime, texts: list[str], size: int) -> None:
-    local = Config.load(config.data_dir, {"AI_MEMORY_EMBEDDINGS__PROVIDER": "local"})
+    words, _ = vocabulary(random.Random(size))
+    env = {**_settings(words), "AI_MEMORY_EMBEDDINGS__PROVIDER": "local"}
+    local = Config.load(config.data_dir, env)
     retriever = build_retriever(local, runtime.readers, runtime.writer, background=False)
     assert retriever.index is not None
     embedder = retriever.index.embedder

@@ -40,13 +40,10 @@ class VectorIndex:
         self._reset()
 
     def _reset(self) -> None:
-        np = self.np
-        self.matrix = np.zeros((0, self.embedder.dim), dtype=np.float32)
-        self.page_ids = np.zeros(0, dtype=np.int64)
-        self.chunks = np.zeros(0, dtype=np.int32)
-        self.scopes = np.zeros(0, dtype=np.int32)
-        self.scope_codes: dict[tuple[str, str], int] = {}
+        # One matrix per project: a query scans only its projects' rows, with no copying.
+        self.blocks: dict[tuple[str, str], _Block] = {}
         self.last_id = 0
+        self.count = 0
         self.checked_at = time.monotonic()
 
     def refresh(self, conn: sqlite3.Connection) -> None:
@@ -54,7 +51,7 @@ class VectorIndex:
             if time.monotonic() - self.checked_at > RELOAD_CHECK_S:
                 max_id, count = conn.execute(sql.STATE, self.identity).fetchone()
                 self.checked_at = time.monotonic()
-                if (max_id or 0) < self.last_id or int(count) < len(self.page_ids) * 0.8:
+                if (max_id or 0) < self.last_id or int(count) < self.count * 0.8:
                     self._reset()  # many rows went away (rewrites, a model change): reload
             self._load(conn)
 
@@ -67,18 +64,19 @@ class VectorIndex:
         rows = conn.execute(sql.LOAD, (*self.identity, self.last_id)).fetchall()
         if not rows:
             return
-        dim = self.embedder.dim
-        block = np.frombuffer(b"".join(r["vector"] for r in rows), dtype=np.float16)
-        block = block.reshape(len(rows), dim).astype(np.float32)
-        codes = [
-            self.scope_codes.setdefault((r["workspace"], r["project"]), len(self.scope_codes))
-            for r in rows
-        ]
-        self.matrix = np.vstack([self.matrix, block])
-        self.page_ids = np.concatenate([self.page_ids, [r["page_id"] for r in rows]])
-        self.chunks = np.concatenate([self.chunks, [r["chunk"] for r in rows]])
-        self.scopes = np.concatenate([self.scopes, codes])
+        by_scope: dict[tuple[str, str], list[sqlite3.Row]] = {}
+        for row in rows:
+            by_scope.setdefault((row["workspace"], row["project"]), []).append(row)
+        for key, group in by_scope.items():
+            vectors = np.frombuffer(b"".join(r["vector"] for r in group), dtype=np.float16)
+            block = self.blocks.setdefault(key, _Block(np, self.embedder.dim))
+            block.append(
+                vectors.reshape(len(group), self.embedder.dim).astype(np.float32),
+                [r["page_id"] for r in group],
+                [r["chunk"] for r in group],
+            )
         self.last_id = int(rows[-1]["id"])
+        self.count += len(rows)
 
     def nearest(
         self, conn: sqlite3.Connection, text: str, page_filter: PageFilter, limit: int
@@ -86,28 +84,57 @@ class VectorIndex:
         """(page_id, similarity, chunk) of the best chunks, one per page, best first."""
         np = self.np
         self.refresh(conn)
-        query = self.embedder.embed([text])[0]
-        matrix, page_ids, chunks = self.matrix, self.page_ids, self.chunks
         if page_filter.scopes:
-            wanted = [
-                self.scope_codes[(s.workspace, s.project)]
-                for s in page_filter.scopes
-                if (s.workspace, s.project) in self.scope_codes
-            ]
-            rows = np.nonzero(np.isin(self.scopes, wanted))[0]
-            matrix, page_ids, chunks = matrix[rows], page_ids[rows], chunks[rows]
-        if len(page_ids) == 0:
+            keys = [(s.workspace, s.project) for s in page_filter.scopes]
+            blocks = [self.blocks[k] for k in keys if k in self.blocks]
+        else:
+            blocks = list(self.blocks.values())
+        blocks = [b for b in blocks if b.size]
+        if not blocks:
             return []
-        sims = matrix @ query
-        k = min(len(sims), limit * CHUNKS_PER_HIT)
-        top = np.argpartition(-sims, k - 1)[:k]
-        top = top[np.argsort(-sims[top])]
+        query = self.embedder.embed([text])[0]
+        k = limit * CHUNKS_PER_HIT
+        found: list[tuple[float, int, int]] = []
+        for block in blocks:
+            sims = block.matrix[: block.size] @ query
+            top = np.argpartition(-sims, min(k, block.size) - 1)[:k]
+            found += [(float(sims[i]), int(block.page_ids[i]), int(block.chunks[i])) for i in top]
+        found.sort(reverse=True)
         best: dict[int, tuple[int, float, int]] = {}
-        for i in top:
-            pid = int(page_ids[i])
+        for sim, pid, chunk in found:
             if pid not in best:
-                best[pid] = (pid, float(sims[i]), int(chunks[i]))
+                best[pid] = (pid, sim, chunk)
         return list(best.values())
+
+
+class _Block:
+    """A growable matrix of one project's vectors (capacity doubles, appends are cheap)."""
+
+    def __init__(self, np: Any, dim: int) -> None:
+        self.np = np
+        self.size = 0
+        self.matrix = np.zeros((0, dim), dtype=np.float32)
+        self.page_ids = np.zeros(0, dtype=np.int64)
+        self.chunks = np.zeros(0, dtype=np.int32)
+
+    def append(self, vectors: Any, page_ids: list[int], chunks: list[int]) -> None:
+        np = self.np
+        needed = self.size + len(vectors)
+        if needed > len(self.matrix):
+            capacity = max(needed, 2 * len(self.matrix), 1024)
+            self.matrix = _grow(np, self.matrix, capacity)
+            self.page_ids = _grow(np, self.page_ids, capacity)
+            self.chunks = _grow(np, self.chunks, capacity)
+        self.matrix[self.size : needed] = vectors
+        self.page_ids[self.size : needed] = page_ids
+        self.chunks[self.size : needed] = chunks
+        self.size = needed
+
+
+def _grow(np: Any, array: Any, capacity: int) -> Any:
+    grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
 
 
 class VectorSearch:

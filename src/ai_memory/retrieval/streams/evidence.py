@@ -23,6 +23,25 @@ WHERE observations_fts MATCH ? AND {where}
 ORDER BY score LIMIT ?
 """
 
+# Fast path, as for pages: rank inside the index alone, then scope the best few.
+# Only the newest WINDOW matches are ranked: BM25 costs a lookup per matching
+# row, and old sessions are represented by their pages anyway.
+OBSERVATIONS_TOP = """
+SELECT o.id, o.workspace, o.project, o.session_id, o.kind, o.body, o.created_at, m.score
+FROM (
+    SELECT rowid, bm25(observations_fts) AS score FROM observations_fts
+    WHERE observations_fts MATCH ? AND rowid >= ? ORDER BY score LIMIT ?
+) m JOIN observations o ON o.id = m.rowid
+WHERE {where}
+ORDER BY m.score LIMIT ?
+"""
+WINDOW_START = """
+SELECT rowid FROM observations_fts WHERE observations_fts MATCH ?
+ORDER BY rowid DESC LIMIT 1 OFFSET ?
+"""
+PREFILTER = 10
+WINDOW = 1000
+
 SESSION_PAGES = """
 SELECT p.id, p.workspace, p.project, p.path FROM pages p
 WHERE p.path IN ({marks}) AND {where}
@@ -51,13 +70,13 @@ def match_observations(
     if page_filter.as_of:
         clauses.append("o.created_at <= ?")
         params.append(page_filter.as_of)
-    sql = OBSERVATIONS.format(where=" AND ".join(clauses) or "1")
+    where = " AND ".join(clauses) or "1"
     try:
-        rows = conn.execute(sql, (query.fts, *params, limit)).fetchall()
+        rows = _ranked(conn, query.fts, where, params, limit)
     except sqlite3.OperationalError:
         if not query.fallback or query.fallback == query.fts:
             raise
-        rows = conn.execute(sql, (query.fallback, *params, limit)).fetchall()
+        rows = _ranked(conn, query.fallback, where, params, limit)
     return [
         Observation(
             int(r["id"]),
@@ -71,6 +90,21 @@ def match_observations(
         )
         for r in rows
     ]
+
+
+def _ranked(
+    conn: sqlite3.Connection, expression: str, where: str, params: list[Any], limit: int
+) -> list[sqlite3.Row]:
+    start = conn.execute(WINDOW_START, (expression, WINDOW - 1)).fetchone()
+    first = int(start[0]) if start else 0
+    top = conn.execute(
+        OBSERVATIONS_TOP.format(where=where),
+        (expression, first, limit * PREFILTER, *params, limit),
+    ).fetchall()
+    if len(top) >= limit or first == 0:
+        return top
+    # A busy index and a quiet project: rank every match of the project instead.
+    return conn.execute(OBSERVATIONS.format(where=where), (expression, *params, limit)).fetchall()
 
 
 def evidence_stream(
