@@ -111,3 +111,23 @@ def test_a_rewritten_page_loses_its_old_vectors(served: Runtime) -> None:
         ).fetchone()[0]
     )
     assert rows == 0
+
+
+def test_embed_command_backfills_and_refuses_when_vectors_are_off(tmp_path: Path) -> None:
+    from tests.conftest import clean_env, run_cli
+
+    root = tmp_path / "data"
+    initialise(Config.load(root, {}))
+    runtime = Runtime.start(Config.load(root, {}))
+    try:
+        body = "The first paragraph has enough words.\n\nThe second one has enough words too."
+        runtime.wiki.write_page(P.page("notes/a.md"), body)
+    finally:
+        runtime.stop()
+    off = run_cli("embed", data_dir=root)
+    assert off.returncode == 1 and b"embeddings are off" in off.stderr
+    on = run_cli("embed", data_dir=root, env=clean_env(AI_MEMORY_EMBEDDINGS__PROVIDER="local"))
+    assert on.returncode == 0, on.stderr
+    assert b"embedded 1 page(s) into 3 chunk vector(s)" in on.stdout
+    again = run_cli("embed", data_dir=root, env=clean_env(AI_MEMORY_EMBEDDINGS__PROVIDER="local"))
+    assert b"embedded 0 page(s)" in again.stdout
