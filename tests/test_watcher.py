@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+from ai_memory.config import Config
+from ai_memory.maintenance.init import initialise
 from tests.conftest import ServerProcess
 
 PAGES = "/api/v1/projects/default/notes/pages"
@@ -38,3 +41,21 @@ def test_hand_edits_are_indexed_and_own_writes_are_not_repeated(server: ServerPr
         for i in (1, 2):
             history = client.get(f"/api/v1/projects/default/notes/history/concepts/api{i}.md")
             assert [v["actor"] for v in history.json()["versions"]] == ["api"]
+
+
+def test_a_data_dir_under_a_hidden_folder_and_folder_moves(tmp_path: Path) -> None:
+    data_dir = tmp_path / ".local/share/ai-memory"
+    initialise(Config.load(data_dir, {}))
+    server = ServerProcess(data_dir).start()
+    try:
+        project = data_dir / "wiki/default/notes"
+        (project / "drafts").mkdir(parents=True)
+        (project / "drafts/a.md").write_text("first draft")
+        with server.client() as client:
+            assert eventually(lambda: client.get(f"{PAGES}/drafts/a.md").status_code == 200)
+            (project / "drafts").rename(project / "final")
+            assert eventually(lambda: client.get(f"{PAGES}/final/a.md").status_code == 200)
+            assert eventually(lambda: client.get(f"{PAGES}/drafts/a.md").status_code == 404)
+            assert client.get(f"{PAGES}/final/a.md").json()["body"] == "first draft"
+    finally:
+        server.stop()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_memory.core.errors import Saturated, SchemaTooNew, Unavailable
+from ai_memory.core.errors import Conflict, Saturated, SchemaTooNew, Unavailable
 from ai_memory.store.db import connect_writer
 from ai_memory.store.migrations import SCHEMA_VERSION, migrate
 from ai_memory.store.readers import ReaderPool
@@ -107,3 +107,46 @@ def test_database_newer_than_the_code_refuses_to_open(tmp_path: Path) -> None:
     with pytest.raises(SchemaTooNew, match="upgrade ai-memory"):
         migrate(conn)
     conn.close()
+
+
+def test_a_cancelled_command_is_dropped_and_the_writer_lives_on(tmp_path: Path) -> None:
+    writer = Writer(tmp_path / "m.sqlite")
+    writer.start()
+    gate = threading.Event()
+    blocker = writer.submit(lambda conn: gate.wait(5))
+    doomed = writer.submit(insert("cancelled"))
+    kept = writer.submit(insert("kept"))
+    assert doomed.cancel()
+    gate.set()
+    blocker.result()
+    assert kept.result(timeout=10) > 0
+    assert writer.call(insert("after"), timeout=10) > 0
+    writer.stop()
+    assert count(tmp_path / "m.sqlite") == 2
+
+
+def test_a_file_that_cannot_be_written_fails_only_its_own_command(tmp_path: Path) -> None:
+    writer = Writer(tmp_path / "m.sqlite")
+    writer.start()
+    (tmp_path / "wiki" / "folder.md").mkdir(parents=True)
+
+    def stage(name: str):  # type: ignore[no-untyped-def]
+        def command(conn: sqlite3.Connection) -> int:
+            writer.files.write(tmp_path / "wiki" / name, b"text")
+            return insert(name)(conn)  # type: ignore[no-any-return]
+
+        return command
+
+    gate = threading.Event()
+    blocker = writer.submit(lambda conn: gate.wait(5))
+    good = writer.submit(stage("good.md"))
+    bad = writer.submit(stage("folder.md"))
+    gate.set()
+    blocker.result()
+    assert good.result(timeout=10) > 0
+    with pytest.raises(Conflict, match="folder"):
+        bad.result(timeout=10)
+    writer.stop()
+    assert (tmp_path / "wiki/good.md").read_bytes() == b"text"
+    assert count(tmp_path / "m.sqlite") == 1
+    assert not [p for p in (tmp_path / "wiki").iterdir() if p.name.startswith(".tmp-")]

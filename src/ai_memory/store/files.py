@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from ai_memory.core.errors import Conflict
+
 TEMP_PREFIX = ".tmp-"
 
 
@@ -51,9 +53,17 @@ class FileStage:
         self._pool = ThreadPoolExecutor(sync_threads, thread_name_prefix="ai-memory-fsync")
 
     def write(self, path: Path, data: bytes) -> None:
-        self._staged.append(_Staged(path, _write_temp(path, data)))
+        """Stage ``data`` for ``path``; a path that cannot hold a file fails here, in its own
+        command, rather than at publish time where it would fail the whole batch."""
+        _check_target(path)
+        try:
+            temp = _write_temp(path, data)
+        except (NotADirectoryError, FileExistsError) as exc:
+            raise Conflict(f"cannot write {path.name}: part of its folder path is a file") from exc
+        self._staged.append(_Staged(path, temp))
 
     def delete(self, path: Path) -> None:
+        _check_target(path)
         self._staged.append(_Staged(path, None))
 
     def mark(self) -> int:
@@ -92,6 +102,11 @@ class FileStage:
     def close(self) -> None:
         self.discard_since(0)
         self._pool.shutdown()
+
+
+def _check_target(path: Path) -> None:
+    if path.is_dir():
+        raise Conflict(f"cannot write {path.name}: a folder of that name is in the way")
 
 
 def _write_temp(path: Path, data: bytes) -> Path:

@@ -151,6 +151,11 @@ class Writer:
             self.files.close()
 
     def _execute(self, conn: sqlite3.Connection, batch: list[_Job]) -> None:
+        # A job whose caller gave up before it ran is dropped; once running it cannot be
+        # cancelled any more, so every future below can be resolved safely.
+        batch = [job for job in batch if job.future.set_running_or_notify_cancel()]
+        if not batch:
+            return
         outcomes: list[tuple[bool, Any]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -165,8 +170,7 @@ class Writer:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             for job in batch:
-                if not job.future.done():
-                    job.future.set_exception(exc)
+                job.future.set_exception(exc)
             return
         self.transactions += 1
         self.commands += len(batch)
@@ -177,8 +181,6 @@ class Writer:
                 job.future.set_exception(value)
 
     def _run_one(self, conn: sqlite3.Connection, job: _Job) -> tuple[bool, Any]:
-        if not job.future.set_running_or_notify_cancel():
-            return False, Unavailable("cancelled")
         conn.execute("SAVEPOINT command")
         mark = self.files.mark()
         try:

@@ -120,6 +120,18 @@ def reconcile_paths(wiki: Wiki, relpaths: list[str]) -> ReconcileReport:
     return report
 
 
+def indexed_under(wiki: Wiki, prefix: str) -> list[str]:
+    """Wiki-relative paths of the latest pages beneath the folder ``prefix``."""
+    head = prefix.rstrip("/") + "/"
+
+    def query(conn: sqlite3.Connection) -> list[str]:
+        rows = conn.execute(pages.ALL_LATEST).fetchall()
+        relpaths = (f"{r['workspace']}/{r['project']}/{r['path']}" for r in rows)
+        return [relpath for relpath in relpaths if relpath.startswith(head)]
+
+    return wiki.readers.read(query)
+
+
 def _ref_for(relpath: str, report: ReconcileReport) -> PageRef | None:
     parts = relpath.split("/", 2)
     try:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 import watchfiles
 
-from ai_memory.wiki.reindex import reconcile_paths
+from ai_memory.wiki.reindex import indexed_under, reconcile_paths
 from ai_memory.wiki.wiki import Wiki
 
 log = logging.getLogger(__name__)
@@ -41,17 +42,35 @@ class WikiWatcher:
         try:
             for changes in watchfiles.watch(
                 root,
-                watch_filter=_is_page,
+                watch_filter=lambda change, path: _visible(root, path),
                 debounce=self.debounce_ms,
                 stop_event=self._stop,
                 raise_interrupt=False,
             ):
-                relpaths = sorted({Path(path).relative_to(root).as_posix() for _, path in changes})
-                self._apply(relpaths)
+                self._apply(self._pages_touched(path for _, path in changes))
         except Exception:
             log.exception("wiki watcher stopped")
 
+    def _pages_touched(self, paths: Iterable[str]) -> list[str]:
+        """Page files named by the events; a folder event (a rename, a move, a removal)
+        stands for every page on disk or in the index beneath it."""
+        root = self.wiki.root
+        touched: set[str] = set()
+        for path in map(Path, paths):
+            relative = path.relative_to(root).as_posix()
+            if relative.endswith(".md"):
+                touched.add(relative)
+                continue
+            if path.is_dir():
+                touched.update(
+                    f.relative_to(root).as_posix() for f in path.rglob("*.md") if _visible(root, f)
+                )
+            touched.update(indexed_under(self.wiki, relative))
+        return sorted(touched)
+
     def _apply(self, relpaths: list[str]) -> None:
+        if not relpaths:
+            return
         try:
             report = reconcile_paths(self.wiki, relpaths)
         except Exception:
@@ -63,5 +82,10 @@ class WikiWatcher:
             log.info("indexed %d page(s) edited outside ai-memory", report.changed)
 
 
-def _is_page(change: watchfiles.Change, path: str) -> bool:
-    return path.endswith(".md") and "/." not in path
+def _visible(root: Path, path: str | Path) -> bool:
+    """Not inside a hidden folder of the wiki (``.git``, ``.obsidian``, temp files)."""
+    try:
+        parts = Path(path).relative_to(root).parts
+    except ValueError:
+        return False
+    return bool(parts) and not any(part.startswith(".") for part in parts)
