@@ -122,3 +122,11 @@ def test_lifecycle_commands_refuse_while_a_server_runs(
     server.start()
     with server.client() as client:
         assert client.get("/api/v1/projects/default/b/pages/kept.md").json()["body"] == "kept"
+
+
+def test_serve_refuses_without_a_token(data_dir: Path) -> None:
+    (data_dir / "auth-tokens/default").unlink()
+    for bind in ("127.0.0.1:9", "0.0.0.0:9"):
+        result = run_cli("serve", "--bind", bind, data_dir=data_dir)
+        assert result.returncode == 1
+        assert b"no bearer token" in result.stderr and b"ai-memory init" in result.stderr

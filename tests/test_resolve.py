@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from ai_memory.core.errors import ConfigError, Forbidden
+from ai_memory.core.errors import ConfigError, NotInitialised
 from ai_memory.hookclient.resolve import normalise_remote, project_name, resolve_project
-from ai_memory.server import check_exposure, is_loopback, parse_bind
+from ai_memory.server import parse_bind, require_token
 
 
 @pytest.mark.parametrize(
@@ -65,8 +65,7 @@ def test_bind_checks() -> None:
     assert parse_bind("[::1]:9") == ("::1", 9)
     with pytest.raises(ConfigError):
         parse_bind("nope")
-    assert is_loopback("localhost") and is_loopback("::1") and not is_loopback("0.0.0.0")
-    check_exposure("127.0.0.1", None)
-    with pytest.raises(Forbidden, match="without a bearer token"):
-        check_exposure("0.0.0.0", None)
-    check_exposure("0.0.0.0", "token")
+    assert require_token("t", Path("x")) == "t"
+    for missing in (None, ""):
+        with pytest.raises(NotInitialised, match="ai-memory init"):
+            require_token(missing, Path("x"))

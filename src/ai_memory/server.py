@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 
 import anyio.to_thread
 from fastapi import FastAPI
 
 from ai_memory import __version__
 from ai_memory.config import Config
-from ai_memory.core.errors import ConfigError, Forbidden
+from ai_memory.core.errors import ConfigError, NotInitialised
 from ai_memory.hooks.service import HookService
 from ai_memory.maintenance.scheduler import Scheduler
 from ai_memory.mcp.server import build_server, mount
@@ -27,7 +27,7 @@ from ai_memory.web.middleware import BearerAuth, BodyLimit
 log = logging.getLogger(__name__)
 
 
-def create_app(config: Config, token: str | None) -> FastAPI:
+def create_app(config: Config, token: str) -> FastAPI:
     """The whole server as one ASGI app; the runtime starts and stops with its lifespan."""
     mcp_server = build_server(lambda: getattr(app.state, "runtime", None))
 
@@ -86,17 +86,8 @@ def parse_bind(bind: str) -> tuple[str, int]:
     return host.strip("[]"), number
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_exposure(host: str, token: str | None) -> None:
-    if token is None and not is_loopback(host):
-        raise Forbidden(
-            f"refusing to serve on {host} without a bearer token; run `ai-memory init` first"
-        )
+def require_token(token: str | None, token_file: Path) -> str:
+    """No token, no server: every route but /healthz needs one, on any address."""
+    if not token:
+        raise NotInitialised(f"no bearer token in {token_file}; run `ai-memory init` first")
+    return token

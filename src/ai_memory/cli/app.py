@@ -87,13 +87,12 @@ def serve(
 
     from ai_memory.maintenance.init import read_token
     from ai_memory.maintenance.lock import ServerLock
-    from ai_memory.server import check_exposure, create_app, parse_bind
+    from ai_memory.server import create_app, parse_bind, require_token
 
     config = load_config(data_dir)
     host, port = parse_bind(bind or config.server.bind)
     config.server.bind = f"{host}:{port}"  # the app guards /mcp for the address it serves
-    token = read_token(config.token_file)
-    check_exposure(host, token)
+    token = require_token(read_token(config.token_file), config.token_file)
     _configure_logging(config.logs_dir)
     lock = ServerLock(config.data_dir)
     lock.acquire(bind=f"{host}:{port}")
@@ -101,11 +100,9 @@ def serve(
         base = f"http://{host}:{port}"
         out.print(f"ai-memory serving {config.data_dir}")
         out.print(f"  API:      {base}/api/v1")
+        out.print(f"  MCP:      {base}/mcp")
         out.print(f"  health:   {base}/healthz")
-        if token:
-            out.print(f"  token:    {config.token_file}")
-        else:
-            out.print("  [yellow]no token: open to any local process (run `ai-memory init`)[/]")
+        out.print(f"  token:    {config.token_file}")
         uvicorn.run(
             create_app(config, token),
             host=host,

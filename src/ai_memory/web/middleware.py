@@ -35,12 +35,14 @@ async def send_json(send: Send, status: int, payload: dict[str, Any], headers: l
 class BearerAuth:
     """Every route but the public ones needs ``Authorization: Bearer <token>``."""
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        if not token:
+            raise ValueError("a bearer token is required")
         self.app = app
-        self.expected = f"Bearer {token}".encode() if token else None
+        self.expected = f"Bearer {token}".encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or self.expected is None:
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
         if scope["path"] in PUBLIC_PATHS:
