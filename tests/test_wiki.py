@@ -175,3 +175,29 @@ def test_reindex_of_1000_pages_reproduces_pages_links_and_search(data_dir: Path)
         runtime.stop()
     assert report.files == 1000 and report.unchanged == 1000 and report.changed == 0
     assert snapshot(config.db_path) == before
+
+
+def test_an_interrupted_reindex_is_finished_at_the_next_start(data_dir: Path) -> None:
+    from ai_memory.config import Config
+    from ai_memory.store import pages
+
+    config = Config.load(data_dir, {})
+    runtime = Runtime.start(config)
+    try:
+        runtime.wiki.write_page(API.page("notes/a.md"), "aardvark [[notes/b.md]]")
+        runtime.wiki.write_page(API.page("notes/b.md"), "badger")
+        # A reindex that died after clearing the derived rows.
+        runtime.reindex_marker.touch()
+        runtime.writer.call(pages.clear_derived)
+    finally:
+        runtime.stop()
+    leftover = config.wiki_dir / "default/api/notes/.tmp-a.md.dead"
+    leftover.write_text("half a write")
+    runtime = Runtime.start(config)
+    try:
+        assert fts_paths(runtime, "aardvark") == ["notes/a.md"]
+        assert runtime.wiki.read_page(API.page("notes/a.md"))["links"][0]["resolved"] is True
+        assert not runtime.reindex_marker.exists()
+    finally:
+        runtime.stop()
+    assert not leftover.exists()

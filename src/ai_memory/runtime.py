@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ai_memory.config import Config
 from ai_memory.core.errors import NotInitialised
 from ai_memory.retrieval.search import Retriever
 from ai_memory.retrieval.setup import build_retriever
+from ai_memory.store.files import remove_temp_files
 from ai_memory.store.readers import ReaderPool
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.git import GitCheckpointer
-from ai_memory.wiki.reindex import ReconcileReport, reconcile
+from ai_memory.wiki.reindex import Progress, ReconcileReport, reconcile
 from ai_memory.wiki.watcher import WikiWatcher
 from ai_memory.wiki.wiki import Wiki
 
@@ -39,6 +41,7 @@ class Runtime:
         """``watch`` follows hand edits of the wiki while running (the server sets it)."""
         if not (config.wiki_dir / ".git").exists() or not config.db_path.exists():
             raise NotInitialised(f"{config.data_dir} is not initialised; run `ai-memory init`")
+        remove_temp_files(config.wiki_dir)  # left by a crash mid-write; never published
         writer = Writer(
             config.db_path,
             queue_size=config.store.queue_size,
@@ -63,19 +66,42 @@ class Runtime:
             write_timeout=config.store.write_timeout_s,
         )
         runtime = cls(config, writer, readers, checkpointer, wiki)
-        runtime.retrieval = build_retriever(config, readers, writer)
-        if reconcile_wiki:
-            runtime.startup_report = reconcile(wiki)
-            for warning in runtime.startup_report.warnings:
-                log.warning("wiki: %s", warning)
+        try:
+            runtime.retrieval = build_retriever(config, readers, writer)
+            runtime._catch_up(reconcile_wiki)
+        except BaseException:
+            runtime.stop()
+            raise
         if watch and config.wiki.watch:
             runtime.watcher = WikiWatcher(wiki)
             runtime.watcher.start()
         return runtime
 
+    @property
+    def reindex_marker(self) -> Path:
+        return self.config.db_path.parent / "reindex-incomplete"
+
+    def reindex(self, progress: Progress | None = None) -> ReconcileReport:
+        """Rebuild everything derived from the wiki. An interrupted rebuild leaves a marker
+        so the next start finishes it instead of serving a half-built index."""
+        self.reindex_marker.touch()
+        report = reconcile(self.wiki, full=True, progress=progress)
+        self.reindex_marker.unlink()
+        return report
+
+    def _catch_up(self, reconcile_wiki: bool) -> None:
+        if self.reindex_marker.exists():
+            log.warning("finishing an interrupted reindex")
+            self.startup_report = self.reindex()
+        elif reconcile_wiki:
+            self.startup_report = reconcile(self.wiki)
+        for warning in self.startup_report.warnings if self.startup_report else []:
+            log.warning("wiki: %s", warning)
+
     def stop(self) -> None:
         """Drain accepted writes first, then write the last checkpoint."""
-        self.retrieval.stop()
+        if hasattr(self, "retrieval"):
+            self.retrieval.stop()
         if self.watcher is not None:
             self.watcher.stop()
         self.writer.stop()

@@ -120,7 +120,6 @@ def reindex(data_dir: DataDir = None) -> None:
     """Rebuild the index from the markdown files (refused while a server runs)."""
     from ai_memory.maintenance.lock import ServerLock
     from ai_memory.runtime import Runtime
-    from ai_memory.wiki.reindex import reconcile
 
     config = load_config(data_dir)
     with ServerLock(config.data_dir):
@@ -132,7 +131,7 @@ def reindex(data_dir: DataDir = None) -> None:
                 def advance(done: int, total: int) -> None:
                     progress.update(task, completed=done, total=total)
 
-                report = reconcile(runtime.wiki, full=True, progress=advance)
+                report = runtime.reindex(advance)
         finally:
             runtime.stop()
     for warning in report.warnings:

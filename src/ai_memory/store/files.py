@@ -104,6 +104,16 @@ class FileStage:
         self._pool.shutdown()
 
 
+def remove_temp_files(root: Path) -> int:
+    """Delete temp files a crash left behind; call only while nothing is writing."""
+    removed = 0
+    for temp in root.rglob(f"{TEMP_PREFIX}*"):
+        if temp.is_file() and ".git" not in temp.relative_to(root).parts:
+            _discard(temp)
+            removed += 1
+    return removed
+
+
 def _check_target(path: Path) -> None:
     if path.is_dir():
         raise Conflict(f"cannot write {path.name}: a folder of that name is in the way")

@@ -98,8 +98,11 @@ class GitCheckpointer:
             with self._git_lock:
                 self._commit_paths(self._repo, sorted(paths), message)
         except Exception:
-            # Nothing is lost: the files are on disk and the next start recovers them.
-            log.exception("git checkpoint failed")
+            # The files are safe on disk; keep their paths for the next attempt (a user's
+            # own git holding index.lock, say) rather than waiting for a restart.
+            log.exception("git checkpoint failed; will retry")
+            with self._cond:
+                self._pending.update(paths)
 
     def _commit_paths(self, repo: pygit2.Repository, paths: list[str], message: str) -> None:
         index = repo.index
