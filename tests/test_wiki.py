@@ -201,3 +201,25 @@ def test_an_interrupted_reindex_is_finished_at_the_next_start(data_dir: Path) ->
     finally:
         runtime.stop()
     assert not leftover.exists()
+
+
+def test_a_write_keeps_an_unindexed_hand_edit_in_history(runtime: Runtime) -> None:
+    ref = API.page("concepts/edited.md")
+    first = runtime.wiki.write_page(ref, "original text")
+    file = runtime.wiki.file_path(ref)
+    file.write_text(file.read_text().replace("original text", "edited by hand"))
+    with pytest.raises(PreconditionFailed):
+        runtime.wiki.write_page(ref, "agent text", expected_page_id=first.page_id)
+    runtime.wiki.write_page(ref, "agent text")
+    history = runtime.wiki.history(ref)
+    assert [v["actor"] for v in history] == ["api", "disk", "api"]
+    assert "edited by hand" in runtime.wiki.read_page(ref, version=2)["body"]
+    assert "agent text" in file.read_text()
+
+
+def test_rewriting_identical_content_restores_a_deleted_file(runtime: Runtime) -> None:
+    ref = API.page("concepts/restored.md")
+    runtime.wiki.write_page(ref, "same")
+    runtime.wiki.file_path(ref).unlink()
+    result = runtime.wiki.write_page(ref, "same")
+    assert result.changed and runtime.wiki.file_path(ref).read_text().endswith("same")

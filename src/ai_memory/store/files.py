@@ -66,6 +66,10 @@ class FileStage:
         _check_target(path)
         self._staged.append(_Staged(path, None))
 
+    def is_staged(self, path: Path) -> bool:
+        """Whether this batch already holds a change to ``path`` (not on disk yet)."""
+        return any(item.target == path for item in self._staged)
+
     def mark(self) -> int:
         return len(self._staged)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -127,7 +128,7 @@ class Wiki:
 
         def command(conn: sqlite3.Connection) -> WriteResult:
             now = self.clock()
-            current = pages.latest(conn, ref)
+            current = self._absorb_hand_edit(conn, ref, pages.latest(conn, ref), now)
             _check_preconditions(ref, current, expected_page_id, create_only)
             if parsed.has_frontmatter or current is None:
                 base = dict(parsed.frontmatter)
@@ -140,6 +141,7 @@ class Wiki:
                 current is not None
                 and current["body"] == parsed.body
                 and (_without_updated(previous) == _without_updated(frontmatter))
+                and self._file_present(ref)
             ):
                 return _result(ref, current["id"], current["version"], changed=False, created=False)
             frontmatter["updated"] = now
@@ -160,6 +162,33 @@ class Wiki:
             return _result(ref, page_id, version, changed=True, created=current is None)
 
         return command
+
+    def _absorb_hand_edit(
+        self, conn: sqlite3.Connection, ref: PageRef, current: sqlite3.Row | None, now: str
+    ) -> sqlite3.Row | None:
+        """A hand edit the watcher has not indexed yet becomes a version of its own first,
+        so the write supersedes it (and a precondition sees it) instead of erasing it."""
+        path = self.file_path(ref)
+        if current is None or self.writer.files.is_staged(path):
+            return current
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return current  # missing: the write puts the file back
+        if hashlib.sha256(data).hexdigest() == current["content_hash"]:
+            return current
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return current
+        parsed = parse_markdown(text)
+        doc = build_document(ref, parsed.frontmatter, parsed.body, text=text, error=parsed.error)
+        pages.insert_version(conn, ref, doc, now=now, actor="disk")
+        return pages.latest(conn, ref)
+
+    def _file_present(self, ref: PageRef) -> bool:
+        path = self.file_path(ref)
+        return self.writer.files.is_staged(path) or path.is_file()
 
     def delete_page(
         self, ref: PageRef, *, expected_page_id: int | None = None, actor: str = "api"
