@@ -72,11 +72,15 @@ def page_texts(
         body_words = rng.choices(words, cum_weights=cumulative, k=WORDS)
         folder = KINDS[i % len(KINDS)]
         links = " ".join(
-            f"[[{KINDS[j % len(KINDS)]}/p{j}.md]]" for j in rng.sample(range(n), k=min(3, n))
+            f"[[{KINDS[j % len(KINDS)]}/p{j}.md]]"
+            for j in rng.sample(range(n), k=min(3, n))
+            if KINDS[j % len(KINDS)] != "sessions"
         )
         body = f"# {' '.join(body_words[:4])}\n\n{' '.join(body_words)}\n\nSee {links}.\n"
         entities = rng.sample(words[200:2000], k=3)
-        out.append((f"{folder}/p{i}.md", body, {"entities": entities}))
+        # Session pages carry the ids the observations use, so evidence has pages to vote for.
+        name = f"s{i // len(KINDS)}" if folder == "sessions" else f"p{i}"
+        out.append((f"{folder}/{name}.md", body, {"entities": entities}))
     return out
 
 

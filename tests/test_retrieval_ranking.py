@@ -280,5 +280,7 @@ def test_words_in_most_pages_are_dropped_when_others_remain(tmp_path: Path) -> N
         assert paths(result) == ["notes/n7.md"]
         alone = find(runtime, "widget", explain=True)
         assert alone["explain"]["dropped"] == [] and len(alone["hits"]) == 10
+        assert "newest matches first" in alone["explain"]["streams"]["fts"]["note"]
+        assert paths(alone)[0] == "notes/n59.md"
     finally:
         runtime.stop()

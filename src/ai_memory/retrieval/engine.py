@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ai_memory.config import RetrievalSettings
-from ai_memory.retrieval.authority import authority
+from ai_memory.retrieval.authority import HIGH, LOW, authority
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.fusion import Fused, fuse
 from ai_memory.retrieval.models import (
@@ -192,7 +192,7 @@ class Engine:
     ) -> list[Hit]:
         if not fused:
             return []
-        ids = list(fused)
+        ids = _contenders(fused, limit) if not request.pin_first else list(fused)
         rows = {
             int(r["id"]): r
             for r in conn.execute(META.format(marks=",".join("?" * len(ids))), ids).fetchall()
@@ -253,6 +253,19 @@ class _Ranked:
     hits: list[Hit]
     results: list[StreamResult]
     observations: list[Observation]
+
+
+def _contenders(fused: dict[int, Fused], limit: int) -> list[int]:
+    """Candidates that can still reach the top ``limit`` whatever their authority.
+
+    The factor lies in [LOW, HIGH], so a page whose fused score times HIGH is
+    below the limit-th best fused score times LOW can never rank among the top.
+    """
+    ordered = sorted(fused.values(), key=lambda f: -f.rrf)
+    if len(ordered) <= limit:
+        return [f.page_id for f in ordered]
+    floor = ordered[limit - 1].rrf * LOW / HIGH
+    return [f.page_id for f in ordered if f.rrf >= floor]
 
 
 def _snippet(stored: tuple[str, str] | None, terms: list[str]) -> str:

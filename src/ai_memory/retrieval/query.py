@@ -36,12 +36,18 @@ class PreparedQuery:
     mode: str  # "words" or "syntax"
     cjk_match: str  # trigram expression over CJK runs ('' when none)
     cjk_like: tuple[str, ...]  # CJK runs too short for trigrams, matched with LIKE
+    weak: bool = False  # every word is in most pages: BM25 cannot tell pages apart
 
     def without(self, dropped: set[str]) -> PreparedQuery:
-        """The same query with some words left out of a words-mode match."""
-        kept = tuple(w for w in self.words if w not in dropped)
-        if not dropped or not kept or self.mode != "words":
+        """The same query with some words left out of a words-mode match.
+
+        When every word would go, they all stay and the query is marked weak.
+        """
+        if not dropped or self.mode != "words":
             return self
+        kept = tuple(w for w in self.words if w not in dropped)
+        if not kept:
+            return replace(self, weak=True)
         fts = " OR ".join(f'"{w}"' for w in kept)
         return replace(self, words=kept, fts=fts, fallback=fts)
 

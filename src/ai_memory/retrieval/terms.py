@@ -1,31 +1,40 @@
-"""Dropping query terms too common to rank anything.
+"""Query words too common to rank anything.
 
 BM25 gives a term found in more than half of the documents an IDF of about
 zero (FTS5 clamps it to 1e-6), so it adds nothing to any score, yet matching
-it makes FTS5 score and sort most of the index. Such terms are dropped from
-a bare-words query when other terms remain. Document counts come from the
-``pages_fts_vocab`` view; query words are stemmed the way the index stems
-them by an in-memory FTS5 table with the same tokenizer.
+it makes FTS5 score and sort most of the index. Such words are dropped from
+a bare-words query when other words remain; when none remain, the query is
+"weak" and the full-text stream lists its matches newest first instead of
+scoring them all. Document counts come from the ``pages_fts_vocab`` view
+(cached for a while: counting a common term's rows is not free); query words
+are stemmed the way the index stems them, by an in-memory FTS5 table with the
+same tokenizer.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+import time
+from collections.abc import Callable
 
 from ai_memory.store.migrations import PAGE_TOKENIZER
 
 COMMON_SHARE = 0.5
 MIN_PAGES = 50  # below this, counts say little; keep every term
+CACHE_TTL_S = 300.0
+CACHE_MAX = 50_000
 
 PAGE_COUNT = "SELECT max(id) FROM pages"  # every version: an overestimate, so a safe one
 TERM_DOCS = "SELECT term, doc FROM pages_fts_vocab WHERE term IN ({marks})"
 
 
 class TermStats:
-    """Holds the stemming table; safe to share between the reader threads."""
+    """Holds the stemming table and the count cache; shared by the reader threads."""
 
-    def __init__(self) -> None:
+    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.monotonic = monotonic
+        self._docs: dict[str, tuple[int, float]] = {}
         self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         self._conn.execute(f'CREATE VIRTUAL TABLE s USING fts5(w, tokenize="{PAGE_TOKENIZER}")')
         self._conn.execute("CREATE VIRTUAL TABLE sv USING fts5vocab(s, 'instance')")
@@ -46,7 +55,7 @@ class TermStats:
 
     def common(self, conn: sqlite3.Connection, words: tuple[str, ...]) -> set[str]:
         """The words found in more than half of the pages."""
-        if len(words) < 2:
+        if not words:
             return set()
         total = conn.execute(PAGE_COUNT).fetchone()[0] or 0
         if total < MIN_PAGES:
@@ -54,9 +63,22 @@ class TermStats:
         stems = self.stems(words)
         if not stems:
             return set()
-        unique = sorted({stem for _, stem in stems})
-        docs = {
-            term: int(n)
-            for term, n in conn.execute(TERM_DOCS.format(marks=",".join("?" * len(unique))), unique)
-        }
+        docs = self._counts(conn, sorted({stem for _, stem in stems}))
         return {word for word, stem in stems if docs.get(stem, 0) > COMMON_SHARE * total}
+
+    def _counts(self, conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
+        now = self.monotonic()
+        with self._lock:
+            cached = {t: self._docs.get(t) for t in terms}
+        known = {t: e[0] for t, e in cached.items() if e is not None and now - e[1] < CACHE_TTL_S}
+        missing = [t for t in terms if t not in known]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            found = {t: int(n) for t, n in conn.execute(TERM_DOCS.format(marks=marks), missing)}
+            fresh = {t: found.get(t, 0) for t in missing}
+            with self._lock:
+                if len(self._docs) > CACHE_MAX:
+                    self._docs.clear()
+                self._docs.update({t: (c, now) for t, c in fresh.items()})
+            known.update(fresh)
+        return known

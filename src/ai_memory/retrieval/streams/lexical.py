@@ -20,12 +20,28 @@ ORDER BY score LIMIT ?
 FTS_TOP = """
 SELECT p.id, p.title, m.score FROM (
     SELECT rowid, bm25(pages_fts, ?, 1.0) AS score FROM pages_fts
-    WHERE pages_fts MATCH ? ORDER BY score LIMIT ?
+    WHERE pages_fts MATCH ? AND rowid >= ? ORDER BY score LIMIT ?
 ) m JOIN pages p ON p.id = m.rowid
 WHERE {where}
 ORDER BY m.score LIMIT ?
 """
 PREFILTER = 20
+
+# BM25 costs a lookup per matching row: a query matching more than WINDOW pages
+# scores the newest WINDOW of them (FTS5 lists matches by rowid without scoring).
+WINDOW_START = """
+SELECT rowid FROM pages_fts WHERE pages_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?
+"""
+WINDOW = 20_000
+
+# A weak query (every word in most pages) has no BM25 signal: newest matches first,
+# which FTS5 streams in rowid order and stops early.
+FTS_RECENT = """
+SELECT p.id, p.title, 0.0 AS score
+FROM pages_fts JOIN pages p ON p.id = pages_fts.rowid
+WHERE pages_fts MATCH ? AND {where}
+ORDER BY pages_fts.rowid DESC LIMIT ?
+"""
 
 CJK_MATCH = """
 SELECT p.id, p.title, bm25(pages_cjk, ?, 1.0) AS score
@@ -54,6 +70,14 @@ def fts_stream(
     if not query.fts:
         return StreamResult("fts", [])
     note = None
+    if query.weak:
+        where, params = page_filter.where()
+        rows = conn.execute(FTS_RECENT.format(where=where), (query.fts, *params, limit)).fetchall()
+        return StreamResult(
+            "fts",
+            [StreamHit(int(r["id"]), 0.0) for r in rows],
+            note="every word is in most pages: newest matches first",
+        )
     try:
         rows = _ranked(conn, query.fts, page_filter, title_weight, limit)
     except sqlite3.OperationalError as exc:
@@ -78,9 +102,10 @@ def _ranked(
     conn: sqlite3.Connection, expression: str, page_filter: PageFilter, weight: float, limit: int
 ) -> list[sqlite3.Row]:
     where, params = page_filter.where()
-    top = limit * PREFILTER
+    start = conn.execute(WINDOW_START, (expression, WINDOW - 1)).fetchone()
+    first = int(start[0]) if start else 0
     rows = conn.execute(
-        FTS_TOP.format(where=where), (weight, expression, top, *params, limit)
+        FTS_TOP.format(where=where), (weight, expression, first, limit * PREFILTER, *params, limit)
     ).fetchall()
     if len(rows) >= limit:
         return rows
