@@ -107,9 +107,13 @@ def test_lifecycle_commands_refuse_while_a_server_runs(
     with server.client() as client:
         client.put("/api/v1/projects/default/b/pages/after.md", json={"body": "after"})
     server.stop()
+    config_file = server.data_dir / "config.toml"
+    original_config = config_file.read_text()
+    config_file.write_text(original_config + "# changed after the backup\n")
 
     restored = run_cli("restore", "--from", str(archive), data_dir=server.data_dir)
     assert restored.returncode == 0, restored.stderr
+    assert config_file.read_text() == original_config
     server.start()
     with server.client() as client:
         assert client.get("/api/v1/projects/default/b/pages/kept.md").json()["body"] == "kept"

@@ -122,7 +122,7 @@ def reindex(data_dir: DataDir = None) -> None:
     from ai_memory.runtime import Runtime
 
     config = load_config(data_dir)
-    with ServerLock(config.data_dir):
+    with ServerLock(config.data_dir, operation="reindex"):
         runtime = Runtime.start(config, reconcile_wiki=False)
         try:
             with Progress(console=err, transient=True) as progress:

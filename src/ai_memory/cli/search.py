@@ -162,7 +162,7 @@ def embed(
             'embeddings are off: set embeddings.provider = "local" in config.toml '
             "(or AI_MEMORY_EMBEDDINGS__PROVIDER=local) and install the 'embeddings' extra"
         )
-    with ServerLock(config.data_dir):
+    with ServerLock(config.data_dir, operation="embed"):
         writer = Writer(config.db_path, synchronous=config.store.synchronous)
         writer.start()
         readers = ReaderPool(config.db_path, 1)

@@ -13,10 +13,11 @@ from pathlib import Path
 from ai_memory.config import Config
 from ai_memory.core.clock import utc_now
 from ai_memory.core.errors import InvalidInput, NotFound
-from ai_memory.maintenance.lock import require_no_server
+from ai_memory.maintenance.lock import ServerLock
 
 DB_MEMBER = "db/memory.sqlite"
 WIKI_MEMBER = "wiki"
+CONFIG_MEMBER = "config.toml"
 
 
 def backup(config: Config, target: Path) -> Path:
@@ -39,26 +40,38 @@ def backup(config: Config, target: Path) -> Path:
             dest.close()
             source.close()
         partial = target.with_name(f".{target.name}.partial")
-        with tarfile.open(partial, "w:gz") as archive:
-            archive.add(copy, arcname=DB_MEMBER)
-            archive.add(config.wiki_dir, arcname=WIKI_MEMBER)
-            if config.config_file.exists():
-                archive.add(config.config_file, arcname="config.toml")
-            stamp = f"ai-memory backup {utc_now().isoformat()}\n".encode()
-            info = tarfile.TarInfo("BACKUP")
-            info.size = len(stamp)
-            archive.addfile(info, io.BytesIO(stamp))
-        os.replace(partial, target)
+        try:
+            _write_archive(config, copy, partial)
+            with open(partial, "rb") as handle:
+                os.fsync(handle.fileno())
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
     return target
 
 
+def _write_archive(config: Config, db_copy: Path, archive_path: Path) -> None:
+    with tarfile.open(archive_path, "w:gz") as archive:
+        archive.add(db_copy, arcname=DB_MEMBER)
+        archive.add(config.wiki_dir, arcname=WIKI_MEMBER)
+        if config.config_file.exists():
+            archive.add(config.config_file, arcname=CONFIG_MEMBER)
+        stamp = f"ai-memory backup {utc_now().isoformat()}\n".encode()
+        info = tarfile.TarInfo("BACKUP")
+        info.size = len(stamp)
+        archive.addfile(info, io.BytesIO(stamp))
+
+
 def restore(config: Config, source: Path) -> Path:
-    """Replace the database and the wiki with a backup's; the old ones are kept aside."""
-    require_no_server(config.data_dir, "restore")
+    """Replace the database, the wiki and the config with a backup's; the old ones are
+    kept aside. The server lock is held throughout, so no server starts mid-restore."""
     source = source.expanduser().absolute()
     if not source.is_file():
         raise NotFound(f"no backup file at {source}")
-    with tempfile.TemporaryDirectory(dir=config.data_dir) as scratch:
+    with (
+        ServerLock(config.data_dir, operation="restore"),
+        tempfile.TemporaryDirectory(dir=config.data_dir) as scratch,
+    ):
         staging = Path(scratch)
         try:
             with tarfile.open(source, "r:*") as archive:
@@ -69,10 +82,29 @@ def restore(config: Config, source: Path) -> Path:
             raise InvalidInput(f"{source} is not an ai-memory backup (no database or wiki)")
         aside = config.backups_dir / f"pre-restore-{utc_now().strftime('%Y%m%dT%H%M%S%f')}"
         aside.mkdir(parents=True)
-        for name in ("db", "wiki"):
-            if (config.data_dir / name).exists():
-                shutil.move(config.data_dir / name, aside / name)
-        (config.data_dir / "db").mkdir()
-        shutil.move(staging / DB_MEMBER, config.db_path)
-        shutil.move(staging / WIKI_MEMBER, config.wiki_dir)
+        names = ["db", WIKI_MEMBER]
+        if (staging / CONFIG_MEMBER).is_file():
+            names.append(CONFIG_MEMBER)
+        (staging / "db" / "memory.sqlite").parent.mkdir(exist_ok=True)
+        _swap(config.data_dir, staging, aside, names)
     return aside
+
+
+def _swap(data_dir: Path, staging: Path, aside: Path, names: list[str]) -> None:
+    """Move the current entries aside and the staged ones in; undo on any failure."""
+    moved_aside: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in names:
+            if (data_dir / name).exists():
+                shutil.move(data_dir / name, aside / name)
+                moved_aside.append(name)
+        for name in names:
+            shutil.move(staging / name, data_dir / name)
+            moved_in.append(name)
+    except BaseException:
+        for name in moved_in:
+            shutil.move(data_dir / name, staging / name)
+        for name in moved_aside:
+            shutil.move(aside / name, data_dir / name)
+        raise

@@ -1,5 +1,7 @@
-"""The live-process check: a server holds an exclusive lock on its data dir.
+"""The live-process check: whoever owns a data dir holds an exclusive lock on it.
 
+The server holds it while serving; direct-disk operations (reindex, restore,
+embed backfill) hold it while they run, so neither can start under the other.
 ``flock`` locks vanish with their process, so a server killed with SIGKILL
 never leaves a stale lock behind.
 """
@@ -20,8 +22,11 @@ LOCK_NAME = "server.lock"
 
 
 class ServerLock:
-    def __init__(self, data_dir: Path) -> None:
+    """``operation`` names a direct-disk operation; None means the server itself."""
+
+    def __init__(self, data_dir: Path, operation: str | None = None) -> None:
         self.path = data_dir / LOCK_NAME
+        self.operation = operation
         self._fd: int | None = None
 
     def acquire(self, **info: Any) -> None:
@@ -30,9 +35,9 @@ class ServerLock:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise ServerRunning(_running_message(self.path)) from None
+            raise ServerRunning(self._refusal()) from None
         os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"pid": os.getpid(), **info}).encode())
+        os.write(fd, json.dumps({"pid": os.getpid(), "operation": self.operation, **info}).encode())
         self._fd = fd
 
     def release(self) -> None:
@@ -49,38 +54,17 @@ class ServerLock:
     ) -> None:
         self.release()
 
-
-def server_info(data_dir: Path) -> dict[str, Any] | None:
-    """What the running server wrote about itself, or None when no server holds the lock."""
-    path = data_dir / LOCK_NAME
-    if not path.exists():
-        return None
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            with contextlib.suppress(ValueError):
-                data: dict[str, Any] = json.loads(path.read_text() or "{}")
-                return data
-            return {}
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+    def _refusal(self) -> str:
+        holder = _holder(self.path)
+        if self.operation:
+            return f"refusing to {self.operation}: {holder} owns {self.path.parent}; stop it first"
+        return f"{holder} already owns {self.path.parent}"
 
 
-def require_no_server(data_dir: Path, operation: str) -> None:
-    info = server_info(data_dir)
-    if info is not None:
-        pid = info.get("pid", "?")
-        raise ServerRunning(
-            f"refusing to {operation}: a server (pid {pid}) owns {data_dir}; stop it first"
-        )
-
-
-def _running_message(path: Path) -> str:
-    with contextlib.suppress(Exception):
-        pid = json.loads(path.read_text() or "{}").get("pid", "?")
-        return f"another server (pid {pid}) already owns {path.parent}"
-    return f"another server already owns {path.parent}"
+def _holder(path: Path) -> str:
+    info: dict[str, Any] = {}
+    with contextlib.suppress(OSError, ValueError):
+        info = json.loads(path.read_text() or "{}")
+    pid = info.get("pid", "?")
+    operation = info.get("operation")
+    return f"`ai-memory {operation}` (pid {pid})" if operation else f"a server (pid {pid})"

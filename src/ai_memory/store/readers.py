@@ -34,8 +34,10 @@ class ReaderPool:
             self._pool.put(conn)
 
     def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``query`` on a pooled connection in the calling thread."""
+        """Run ``query`` on a pooled connection in the calling thread, in one read
+        transaction, so every statement it runs sees the same snapshot."""
         with self.connection() as conn:
+            conn.execute("BEGIN")
             return query(conn)
 
     async def aread(self, query: Callable[[sqlite3.Connection], T]) -> T:
