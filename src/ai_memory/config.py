@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ai_memory import locate
 from ai_memory.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -231,17 +232,7 @@ class Config(BaseModel):
 
 def resolve_data_dir(explicit: Path | str | None, env: Mapping[str, str]) -> Path:
     """``--data-dir``, else ``AI_MEMORY_DATA_DIR``, else the XDG default; always absolute."""
-    chosen: Path
-    if explicit:
-        chosen = Path(explicit)
-    elif env.get("AI_MEMORY_DATA_DIR"):
-        chosen = Path(env["AI_MEMORY_DATA_DIR"])
-    elif env.get("XDG_DATA_HOME"):
-        chosen = Path(env["XDG_DATA_HOME"]) / "ai-memory"
-    else:
-        home = env.get("HOME") or str(Path.home())
-        chosen = Path(home) / ".local" / "share" / "ai-memory"
-    return chosen.expanduser().resolve()
+    return locate.data_dir(explicit, env)
 
 
 def _leaf_keys(tree: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

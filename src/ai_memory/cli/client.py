@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -65,7 +66,7 @@ class ApiClient:
         return data
 
     def history(self, ref: PageRef) -> dict[str, Any]:
-        url = f"/api/v1/projects/{ref.workspace}/{ref.project}/history/{ref.path}"
+        url = f"/api/v1/projects/{ref.workspace}/{ref.project}/history/{quote(ref.path)}"
         data: dict[str, Any] = self.request("GET", url)
         return data
 
@@ -85,7 +86,7 @@ class ApiClient:
 
 
 def _page_url(ref: PageRef) -> str:
-    return f"/api/v1/projects/{ref.workspace}/{ref.project}/pages/{ref.path}"
+    return f"/api/v1/projects/{ref.workspace}/{ref.project}/pages/{quote(ref.path)}"
 
 
 def _error_from(response: httpx.Response) -> errors.AiMemoryError:

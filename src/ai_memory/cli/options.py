@@ -8,11 +8,11 @@ from typing import Annotated
 
 import typer
 
+from ai_memory import locate
 from ai_memory.cli.client import ApiClient
 from ai_memory.config import Config
 from ai_memory.core.identity import Scope
 from ai_memory.hookclient.resolve import resolve_project
-from ai_memory.maintenance.init import read_token
 
 DataDir = Annotated[
     Path | None,
@@ -35,7 +35,9 @@ def load_config(data_dir: Path | None) -> Config:
 
 
 def client_for(config: Config, server: str | None) -> ApiClient:
-    return ApiClient(server or config.server.url, read_token(config.token_file))
+    """The same server and token the hook client would use from this environment."""
+    url = server or os.environ.get("AI_MEMORY_SERVER_URL") or config.server.url
+    return ApiClient(url, locate.token(config.data_dir, os.environ))
 
 
 def scope_for(workspace: str | None, project: str | None) -> Scope:

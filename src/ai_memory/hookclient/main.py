@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from ai_memory import locate
 from ai_memory.hookclient import spool
 from ai_memory.hookclient.resolve import resolve_project
 from ai_memory.hookclient.transport import Transport, Unreachable
 
-DEFAULT_URL = "http://127.0.0.1:49374"
 # Interpreter start and imports take ~40 ms of the 200 ms a run may last; the
 # network gets at most this much of the rest.
 NETWORK_BUDGET_S = 0.100
@@ -57,7 +57,7 @@ def run(
     answer: dict[str, Any] = {}
     try:
         args = parse_args(argv, env)
-        data_dir = data_dir_for(args.data_dir, env)
+        data_dir = locate.data_dir(args.data_dir, env)
         answer = handle(args, data_dir, env, _read_stdin(stdin), started)
     except BaseException as exc:  # the agent must never see a failure
         log_error(data_dir, f"{type(exc).__name__}: {exc}")
@@ -107,8 +107,8 @@ def handle(
     folder = data_dir / "spool"
     spool.write(folder, params["ingest_key"], {"params": params, "body": payload})
     transport = Transport(
-        server_url(args.server, data_dir, env),
-        token_for(data_dir, env),
+        locate.server_url(args.server, data_dir, env),
+        locate.token(data_dir, env),
         started + NETWORK_BUDGET_S,
     )
     try:
@@ -240,43 +240,6 @@ def _cut(text: str) -> str:
     head = text[:FIELD_CAP]
     space = max(head.rfind(" "), head.rfind("\n"))
     return head[:space] if space > 0 else ""
-
-
-def data_dir_for(explicit: str | None, env: Mapping[str, str]) -> Path:
-    if explicit:
-        chosen = Path(explicit)
-    elif env.get("AI_MEMORY_DATA_DIR"):
-        chosen = Path(env["AI_MEMORY_DATA_DIR"])
-    elif env.get("XDG_DATA_HOME"):
-        chosen = Path(env["XDG_DATA_HOME"]) / "ai-memory"
-    else:
-        chosen = Path(env.get("HOME") or str(Path.home())) / ".local" / "share" / "ai-memory"
-    return chosen.expanduser().absolute()
-
-
-def server_url(explicit: str | None, data_dir: Path, env: Mapping[str, str]) -> str:
-    """``--server``, else ``AI_MEMORY_SERVER_URL``, else ``server.url`` in config.toml."""
-    if explicit:
-        return explicit
-    if env.get("AI_MEMORY_SERVER_URL"):
-        return env["AI_MEMORY_SERVER_URL"]
-    import tomllib  # only without AI_MEMORY_SERVER_URL: it is slow to import
-
-    try:
-        config = tomllib.loads((data_dir / "config.toml").read_text(encoding="utf-8"))
-        url = config.get("server", {}).get("url")
-    except (OSError, ValueError, AttributeError):
-        url = None
-    return url if isinstance(url, str) and url else DEFAULT_URL
-
-
-def token_for(data_dir: Path, env: Mapping[str, str]) -> str | None:
-    if env.get("AI_MEMORY_AUTH_TOKEN"):
-        return env["AI_MEMORY_AUTH_TOKEN"]
-    try:
-        return (data_dir / "auth-tokens" / "default").read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
 
 
 def log_error(data_dir: Path | None, message: str) -> None:

@@ -15,14 +15,13 @@ import http.client
 import json
 import os
 import sys
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote, urlsplit
 
-DEFAULT_URL = "http://127.0.0.1:49374"
+from ai_memory import locate
+
 # Where agents put their session id, first match wins.
 SESSION_ENV = (
     "AI_MEMORY_SESSION_ID",
@@ -69,9 +68,9 @@ class Target:
 def resolve_target(argv: list[str], env: Mapping[str, str], cwd: str) -> Target:
     """``--server``/``--data-dir`` flags, else the environment, else the data dir's files."""
     options = _flags(argv)
-    data_dir = _data_dir(options.get("--data-dir"), env)
-    url = options.get("--server") or env.get("AI_MEMORY_SERVER_URL") or _config_url(data_dir)
-    token = env.get("AI_MEMORY_AUTH_TOKEN") or _read_token(data_dir / "auth-tokens" / "default")
+    data_dir = locate.data_dir(options.get("--data-dir"), env)
+    url = locate.server_url(options.get("--server"), data_dir, env)
+    token = locate.token(data_dir, env)
     session = next((env[name] for name in SESSION_ENV if env.get(name)), None)
     return Target(url.rstrip("/"), token, session, cwd, env.get("AI_MEMORY_AGENT") or None)
 
@@ -101,33 +100,6 @@ def _flags(argv: list[str]) -> dict[str, str]:
             raise BridgeError(f"{name} needs a value")
         options[name] = value
     return options
-
-
-def _data_dir(explicit: str | None, env: Mapping[str, str]) -> Path:
-    if explicit:
-        return Path(explicit).expanduser()
-    if env.get("AI_MEMORY_DATA_DIR"):
-        return Path(env["AI_MEMORY_DATA_DIR"]).expanduser()
-    if env.get("XDG_DATA_HOME"):
-        return Path(env["XDG_DATA_HOME"]) / "ai-memory"
-    return Path(env.get("HOME") or Path.home()) / ".local" / "share" / "ai-memory"
-
-
-def _config_url(data_dir: Path) -> str:
-    try:
-        data = tomllib.loads((data_dir / "config.toml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return DEFAULT_URL
-    server = data.get("server")
-    url = server.get("url") if isinstance(server, dict) else None
-    return url if isinstance(url, str) and url else DEFAULT_URL
-
-
-def _read_token(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
 
 
 class Forwarder:
