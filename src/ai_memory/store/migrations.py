@@ -186,16 +186,17 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def current_version(conn: sqlite3.Connection) -> int:
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations "
-        "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
+    """The schema version of a database; works on read-only connections."""
     row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
     return int(row[0] or 0)
 
 
 def migrate(conn: sqlite3.Connection) -> int:
     """Bring the schema up to date; refuse a database written by a newer release."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
     version = current_version(conn)
     if version > SCHEMA_VERSION:
         raise SchemaTooNew(

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from ai_memory import __version__
 from ai_memory.core.identity import PageRef, Scope
+from ai_memory.core.kinds import Kind, Tier
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
 from ai_memory.web.deps import get_runtime
@@ -18,10 +19,6 @@ from ai_memory.web.status import counts
 router = APIRouter(prefix="/api/v1")
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
-Kind = Literal[
-    "session", "concept", "decision", "gotcha", "procedure", "rule", "slot", "note", "lint"
-]
-Tier = Literal["working", "episodic", "semantic", "procedural"]
 
 
 class PageWrite(BaseModel):

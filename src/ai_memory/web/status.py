@@ -34,7 +34,7 @@ def counts(conn: sqlite3.Connection, scope: Scope | None) -> dict[str, Any]:
     result: dict[str, Any] = {
         name: conn.execute(sql).fetchone()[0] for name, sql in GLOBAL_COUNTS.items()
     }
-    result["schema_version"] = current_version_readonly(conn)
+    result["schema_version"] = current_version(conn)
     result["data_version"] = conn.execute("SELECT coalesce(max(id), 0) FROM audit_log").fetchone()[
         0
     ]
@@ -49,11 +49,3 @@ def counts(conn: sqlite3.Connection, scope: Scope | None) -> dict[str, Any]:
             },
         }
     return result
-
-
-def current_version_readonly(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
-    return int(row[0] or 0)
-
-
-__all__ = ["counts", "current_version"]

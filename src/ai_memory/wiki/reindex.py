@@ -33,6 +33,7 @@ class ReconcileReport:
     deleted: int = 0
     unchanged: int = 0
     warnings: list[str] = field(default_factory=list)
+    changed_paths: list[str] = field(default_factory=list)  # wiki-relative, for git
 
     @property
     def changed(self) -> int:
@@ -86,7 +87,7 @@ def reconcile(
             progress(min(start + BATCH, len(files)), len(files))
     wiki.writer.call(_delete_missing(wiki, seen, report), timeout=None)
     if wiki.checkpointer is not None and report.changed:
-        wiki.checkpointer.notify(*(f"{w}/{p}/{path}" for w, p, path in seen))
+        wiki.checkpointer.notify(*report.changed_paths)
     return report
 
 
@@ -95,14 +96,14 @@ def reconcile_paths(wiki: Wiki, relpaths: list[str]) -> ReconcileReport:
     report = ReconcileReport()
     present: list[tuple[PageRef, PageDocument]] = []
     missing: list[PageRef] = []
-    seen: dict[PageRef, int | None] = {}
+    read_at: dict[PageRef, int | None] = {}
     for relpath in relpaths:
         ref = _ref_for(relpath, report)
         if ref is None:
             continue
         # The version the file is compared against is noted before the file is read: a
         # write that lands in between is newer than what was read, and must not be undone.
-        seen[ref] = wiki.readers.read(partial(_latest_id, ref=ref))
+        read_at[ref] = wiki.readers.read(partial(_latest_id, ref=ref))
         file = wiki.root / relpath
         if file.is_file():
             doc = load(ref, file, report)
@@ -112,11 +113,11 @@ def reconcile_paths(wiki: Wiki, relpaths: list[str]) -> ReconcileReport:
             missing.append(ref)
     report.files = len(present)
     if present:
-        wiki.writer.call(_apply(wiki, present, False, report, seen), timeout=None)
+        wiki.writer.call(_apply(wiki, present, False, report, read_at), timeout=None)
     if missing:
-        wiki.writer.call(_delete_refs(wiki, missing, report, seen), timeout=None)
+        wiki.writer.call(_delete_refs(wiki, missing, report, read_at), timeout=None)
     if wiki.checkpointer is not None and report.changed:
-        wiki.checkpointer.notify(*relpaths)
+        wiki.checkpointer.notify(*report.changed_paths)
     return report
 
 
@@ -144,15 +145,16 @@ def _ref_for(relpath: str, report: ReconcileReport) -> PageRef | None:
 
 
 def _delete_refs(
-    wiki: Wiki, refs: list[PageRef], report: ReconcileReport, seen: dict[PageRef, int | None]
+    wiki: Wiki, refs: list[PageRef], report: ReconcileReport, read_at: dict[PageRef, int | None]
 ) -> Callable[[sqlite3.Connection], None]:
     def command(conn: sqlite3.Connection) -> None:
         now = wiki.clock()
         for ref in refs:
             current = pages.latest(conn, ref)
-            if current is not None and current["id"] == seen.get(ref):
+            if current is not None and current["id"] == read_at.get(ref):
                 pages.mark_deleted(conn, current["id"], now)
                 report.deleted += 1
+                report.changed_paths.append(ref.relpath)
 
     return command
 
@@ -167,14 +169,14 @@ def _apply(
     batch: list[tuple[PageRef, PageDocument]],
     full: bool,
     report: ReconcileReport,
-    seen: dict[PageRef, int | None] | None = None,
+    read_at: dict[PageRef, int | None] | None = None,
 ) -> Callable[[sqlite3.Connection], None]:
     def command(conn: sqlite3.Connection) -> None:
         now = wiki.clock()
         for ref, doc in batch:
             current = pages.latest(conn, ref)
             current_id = int(current["id"]) if current is not None else None
-            if seen is not None and current_id != seen.get(ref):
+            if read_at is not None and current_id != read_at.get(ref):
                 report.unchanged += 1  # written since the file was read: that write wins
                 continue
             if current is not None and current["content_hash"] == doc.content_hash:
@@ -188,6 +190,7 @@ def _apply(
                 report.added += 1
             else:
                 report.updated += 1
+            report.changed_paths.append(ref.relpath)
 
     return command
 
@@ -201,5 +204,6 @@ def _delete_missing(
             if (row["workspace"], row["project"], row["path"]) not in seen:
                 pages.mark_deleted(conn, row["id"], now)
                 report.deleted += 1
+                report.changed_paths.append(f"{row['workspace']}/{row['project']}/{row['path']}")
 
     return command
