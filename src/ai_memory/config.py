@@ -105,7 +105,7 @@ class HooksSettings(Section):
 class RetrievalSettings(Section):
     rrf_k: int = Field(60, ge=1, le=1000, description="reciprocal rank fusion constant k")
     candidates: int = Field(
-        50, ge=5, le=1000, description="how many candidates each stream ranks before fusion"
+        30, ge=5, le=1000, description="how many candidates each stream ranks before fusion"
     )
     title_weight: float = Field(
         4.0, ge=0.0, le=100.0, description="BM25 weight of a page title against its body (1.0)"

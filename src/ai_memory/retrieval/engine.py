@@ -28,7 +28,12 @@ from ai_memory.retrieval.scope import SearchScope
 from ai_memory.retrieval.snippets import snippet
 from ai_memory.retrieval.streams import StreamResult
 from ai_memory.retrieval.streams.entities import entity_stream
-from ai_memory.retrieval.streams.evidence import Observation, evidence_stream, match_observations
+from ai_memory.retrieval.streams.evidence import (
+    Observation,
+    evidence_stream,
+    match_observations,
+    observation_bodies,
+)
 from ai_memory.retrieval.streams.graph import graph_stream
 from ai_memory.retrieval.streams.history import history_stream
 from ai_memory.retrieval.streams.lexical import cjk_stream, fts_stream
@@ -91,7 +96,7 @@ class Engine:
             shared_filter = self._filter(request, (scope.shared,), now)
             limit = min(request.limit, GLOBAL_LIMIT)
             global_hits = self._rank(conn, query, shared_filter, request, limit).hits
-        raw_hits = [] if ranked.hits else _raw_hits(ranked.observations, request.limit)
+        raw_hits = [] if ranked.hits else _raw_hits(conn, ranked.observations, request.limit)
         total_ms = (time.perf_counter() - started) * 1000
         explain = None
         if request.explain:
@@ -161,7 +166,7 @@ class Engine:
         entities = timed(lambda: entity_stream(conn, query, page_filter, limit=n))
 
         def evidence() -> StreamResult:
-            observations.extend(match_observations(conn, query, page_filter, n * 4))
+            observations.extend(match_observations(conn, query, page_filter, n * 2))
             return evidence_stream(conn, observations, page_filter, limit=n)
 
         timed(evidence)
@@ -315,14 +320,14 @@ def _feedback(
     return out
 
 
-def _raw_hits(observations: list[Observation], limit: int) -> list[RawHit]:
-    seen: set[int] = set()
+def _raw_hits(
+    conn: sqlite3.Connection, observations: list[Observation], limit: int
+) -> list[RawHit]:
+    chosen = list({obs.id: obs for obs in observations}.values())[:limit]
+    bodies = observation_bodies(conn, [obs.id for obs in chosen])
     out: list[RawHit] = []
-    for obs in observations:
-        if obs.id in seen:
-            continue
-        seen.add(obs.id)
-        words = obs.body.split()
+    for obs in chosen:
+        words = bodies.get(obs.id, "").split()
         text = " ".join(words[:RAW_SNIPPET_WORDS]) + (
             " …" if len(words) > RAW_SNIPPET_WORDS else ""
         )

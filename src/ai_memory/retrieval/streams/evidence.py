@@ -16,7 +16,7 @@ from ai_memory.retrieval.query import PreparedQuery
 from ai_memory.retrieval.streams import StreamHit, StreamResult
 
 OBSERVATIONS = """
-SELECT o.id, o.workspace, o.project, o.session_id, o.kind, o.body, o.created_at,
+SELECT o.id, o.workspace, o.project, o.session_id, o.kind, o.created_at,
     bm25(observations_fts) AS score
 FROM observations_fts JOIN observations o ON o.id = observations_fts.rowid
 WHERE observations_fts MATCH ? AND {where}
@@ -27,7 +27,7 @@ ORDER BY score LIMIT ?
 # Only the newest WINDOW matches are ranked: BM25 costs a lookup per matching
 # row, and old sessions are represented by their pages anyway.
 OBSERVATIONS_TOP = """
-SELECT o.id, o.workspace, o.project, o.session_id, o.kind, o.body, o.created_at, m.score
+SELECT o.id, o.workspace, o.project, o.session_id, o.kind, o.created_at, m.score
 FROM (
     SELECT rowid, bm25(observations_fts) AS score FROM observations_fts
     WHERE observations_fts MATCH ? AND rowid >= ? ORDER BY score LIMIT ?
@@ -42,6 +42,8 @@ ORDER BY rowid DESC LIMIT 1 OFFSET ?
 PREFILTER = 10
 WINDOW = 1000
 
+BODIES = "SELECT id, body FROM observations WHERE id IN ({marks})"
+
 SESSION_PAGES = """
 SELECT p.id, p.workspace, p.project, p.path FROM pages p
 WHERE p.path IN ({marks}) AND {where}
@@ -55,7 +57,6 @@ class Observation:
     project: str
     session_id: str
     kind: str
-    body: str
     created_at: str
     score: float
 
@@ -84,7 +85,6 @@ def match_observations(
             r["project"],
             r["session_id"],
             r["kind"],
-            r["body"],
             r["created_at"],
             float(r["score"]),
         )
@@ -105,6 +105,14 @@ def _ranked(
         return top
     # A busy index and a quiet project: rank every match of the project instead.
     return conn.execute(OBSERVATIONS.format(where=where), (expression, *params, limit)).fetchall()
+
+
+def observation_bodies(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
+    """Bodies are read only for the raw hits shown (they can be 16 KiB each)."""
+    if not ids:
+        return {}
+    sql = BODIES.format(marks=",".join("?" * len(ids)))
+    return {int(r["id"]): r["body"] for r in conn.execute(sql, ids)}
 
 
 def evidence_stream(

@@ -33,6 +33,7 @@ WINDOW_START = """
 SELECT rowid FROM pages_fts WHERE pages_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?
 """
 WINDOW = 20_000
+PAGE_IDS = "SELECT max(id) FROM pages"  # no window needed below WINDOW versions
 
 # A weak query (every word in most pages) has no BM25 signal: newest matches first,
 # which FTS5 streams in rowid order and stops early.
@@ -102,8 +103,10 @@ def _ranked(
     conn: sqlite3.Connection, expression: str, page_filter: PageFilter, weight: float, limit: int
 ) -> list[sqlite3.Row]:
     where, params = page_filter.where()
-    start = conn.execute(WINDOW_START, (expression, WINDOW - 1)).fetchone()
-    first = int(start[0]) if start else 0
+    first = 0
+    if (conn.execute(PAGE_IDS).fetchone()[0] or 0) > WINDOW:
+        start = conn.execute(WINDOW_START, (expression, WINDOW - 1)).fetchone()
+        first = int(start[0]) if start else 0
     rows = conn.execute(
         FTS_TOP.format(where=where), (weight, expression, first, limit * PREFILTER, *params, limit)
     ).fetchall()
