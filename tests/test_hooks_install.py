@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
+from ai_memory.cli import hook_install
+from ai_memory.mcp import install as mcp_install
 from tests.conftest import clean_env, run_cli
 
 FOREIGN: dict[str, Any] = {
@@ -91,3 +95,56 @@ def test_a_broken_settings_file_is_refused_untouched(tmp_path: Path, data_dir: P
     assert broken.read_text() == "{not json"
     unknown = install(home, data_dir, "install-hooks", "--agent", "vim", "--apply")
     assert unknown.returncode == 1 and b"agent must be one of" in unknown.stderr
+
+
+def test_a_program_path_needing_quotes_installs_once_and_runs_in_a_shell(tmp_path: Path) -> None:
+    tools = tmp_path / "My Tools"
+    tools.mkdir()
+    program = tools / "ai-memory"
+    program.write_text('#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\n')
+    program.chmod(0o755)
+    data = tmp_path / "data $HOME 'x'"
+    once = hook_install.install(FOREIGN, "claude-code", data, str(program))
+    twice = hook_install.install(once, "claude-code", data, str(program))
+    assert twice == once
+    assert len(own_commands(twice, "Stop")) == 1
+    command = own_commands(twice, "Stop")[0]
+    ran = subprocess.run(["sh", "-c", command], capture_output=True, check=True, text=True)
+    assert ran.stdout.splitlines() == [
+        "hook", "--agent", "claude-code", "--event", "Stop", "--data-dir", str(data)
+    ]  # fmt: skip
+    assert hook_install.uninstall(twice, "claude-code") == FOREIGN
+
+
+def test_rewriting_settings_keeps_their_mode_their_symlink_and_every_backup(
+    tmp_path: Path,
+) -> None:
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text('{"env": {"API_KEY": "k"}}')
+    real.chmod(0o600)
+    link = tmp_path / "settings.json"
+    link.symlink_to(real)
+    backups = [hook_install.save(link, f'{{"n": {n}}}\n') for n in range(3)]
+    assert link.is_symlink() and json.loads(real.read_text()) == {"n": 2}
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600
+    assert len({b for b in backups if b is not None}) == 3  # same second, three backups
+    kept = sorted(b.read_text() for b in backups if b is not None)
+    assert kept == ['{"env": {"API_KEY": "k"}}', '{"n": 0}\n', '{"n": 1}\n']
+    assert all(stat.S_IMODE(b.stat().st_mode) == 0o600 for b in backups if b is not None)
+    fresh = tmp_path / "new" / "hooks.json"
+    hook_install.save(fresh, "{}\n")
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o600
+    assert not list(real.parent.glob(".*tmp*"))
+
+
+def test_mcp_install_writes_through_the_same_helper(tmp_path: Path) -> None:
+    path = tmp_path / ".claude.json"
+    path.write_text('{"oauth": "secret"}')
+    path.chmod(0o600)
+    launch = mcp_install.Launch(["ai-memory", "mcp"], "http://127.0.0.1:1")
+    change = mcp_install.plan("claude-code", "bridge", launch, path)
+    backup = mcp_install.apply(change)
+    assert backup is not None and backup.read_text() == '{"oauth": "secret"}'
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert json.loads(path.read_text())["mcpServers"]["ai-memory"]["command"] == "ai-memory"

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
+import shlex
 import shutil
 import sys
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ai_memory.core.errors import InvalidInput
+from ai_memory.dotfiles import write_config
 
-_OWN = re.compile(r"(?:ai-memory|ai_memory)\s+hook\s+--agent\s")
+# Our program name, possibly closed by the quote around its path, then ``hook --agent``.
+_OWN = re.compile(r"(?:ai-memory|ai_memory)['\"]?\s+hook\s+--agent\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,13 +77,18 @@ def settings_path(agent: str, home: Path) -> Path:
     return home.joinpath(*_spec(agent).settings)
 
 
-def hook_command(agent: str, event: str, data_dir: Path | None) -> str:
-    """The command line an agent runs; the installed ``ai-memory`` next to this Python if any."""
+def default_program() -> str:
+    """The installed ``ai-memory`` next to this Python, else the one on PATH."""
     program = Path(sys.executable).with_name("ai-memory")
-    base = str(program) if program.exists() else shutil.which("ai-memory") or "ai-memory"
-    command = f"{_quote(base)} hook --agent {agent} --event {event}"
+    return str(program) if program.exists() else shutil.which("ai-memory") or "ai-memory"
+
+
+def hook_command(agent: str, event: str, data_dir: Path | None, program: str | None = None) -> str:
+    """The shell command line an agent runs (agents run it through ``sh -c``)."""
+    base = program or default_program()
+    command = f"{shlex.quote(base)} hook --agent {shlex.quote(agent)} --event {event}"
     if data_dir is not None:
-        command += f" --data-dir {_quote(str(data_dir))}"
+        command += f" --data-dir {shlex.quote(str(data_dir))}"
     return command
 
 
@@ -90,7 +96,12 @@ def is_own(entry: object) -> bool:
     return isinstance(entry, dict) and bool(_OWN.search(str(entry.get("command", ""))))
 
 
-def install(settings: dict[str, Any], agent: str, data_dir: Path | None = None) -> dict[str, Any]:
+def install(
+    settings: dict[str, Any],
+    agent: str,
+    data_dir: Path | None = None,
+    program: str | None = None,
+) -> dict[str, Any]:
     """``settings`` with our hook on every event worth capturing, each exactly once."""
     spec = _spec(agent)
     result = copy.deepcopy(settings)
@@ -98,7 +109,7 @@ def install(settings: dict[str, Any], agent: str, data_dir: Path | None = None) 
     if not isinstance(hooks, dict):
         raise InvalidInput("the settings file's 'hooks' is not an object; fix it by hand first")
     for event in spec.events:
-        command = hook_command(agent, event, data_dir)
+        command = hook_command(agent, event, data_dir, program)
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise InvalidInput(f"hooks.{event} is not a list; fix it by hand first")
@@ -148,16 +159,8 @@ def render(settings: Mapping[str, Any]) -> str:
 
 
 def save(path: Path, text: str) -> Path | None:
-    """Back the old file up beside it, then replace it atomically; return the backup."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if path.exists():
-        backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
-        shutil.copy2(path, backup)
-    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
-    return backup
+    """Back the old file up beside it, then replace it durably, mode kept; return the backup."""
+    return write_config(path, text)
 
 
 def _spec(agent: str) -> AgentHooks:
@@ -187,7 +190,3 @@ def _drop_own(groups: list[Any]) -> bool:
             else:
                 groups.remove(group)
     return removed
-
-
-def _quote(text: str) -> str:
-    return text if re.fullmatch(r"[A-Za-z0-9_./:@+-]+", text) else json.dumps(text)

@@ -8,18 +8,15 @@ each client's own syntax.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import ConfigError, InvalidInput
-from ai_memory.store.files import atomic_write
+from ai_memory.dotfiles import write_config
 
 Client = Literal["claude-code", "codex", "gemini", "cursor", "opencode"]
 Transport = Literal["bridge", "http"]
@@ -83,16 +80,7 @@ def apply(change: Plan) -> Path | None:
     """Write the plan; return the backup of the previous file, if there was one."""
     if not change.changed:
         return None
-    backup = None
-    if change.before is not None:
-        stamp = re.sub(r"[^0-9]", "", now_iso())[:14]
-        backup = change.path.with_name(f"{change.path.name}.bak-{stamp}")
-        shutil.copy2(change.path, backup)
-    mode = change.path.stat().st_mode & 0o777 if change.path.exists() else 0o600
-    change.path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(change.path, change.after.encode("utf-8"))
-    os.chmod(change.path, mode)
-    return backup
+    return write_config(change.path, change.after)
 
 
 # -- JSON clients ----------------------------------------------------------------
