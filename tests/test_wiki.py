@@ -223,3 +223,60 @@ def test_rewriting_identical_content_restores_a_deleted_file(runtime: Runtime) -
     runtime.wiki.file_path(ref).unlink()
     result = runtime.wiki.write_page(ref, "same")
     assert result.changed and runtime.wiki.file_path(ref).read_text().endswith("same")
+
+
+def vocabulary(conn: sqlite3.Connection) -> list[object]:
+    """Per-term counts, plus the row and token totals BM25 normalises by (record 1)."""
+    terms = conn.execute("SELECT term, doc, cnt FROM pages_fts_vocab ORDER BY term").fetchall()
+    totals = conn.execute("SELECT block FROM pages_fts_data WHERE id = 1").fetchone()
+    return [*terms, totals]
+
+
+def expected_vocabulary(db: Path) -> list[object]:
+    """Term counts of a fresh index over exactly the latest pages."""
+    from ai_memory.core.text import fts_text
+    from ai_memory.store.migrations import PAGE_TOKENIZER
+
+    source = sqlite3.connect(db)
+    rows = source.execute("SELECT id, title, body FROM pages WHERE is_latest = 1").fetchall()
+    source.close()
+    fresh = sqlite3.connect(":memory:")
+    fresh.execute(
+        f"CREATE VIRTUAL TABLE pages_fts USING fts5(title, body, content='', "
+        f'tokenize="{PAGE_TOKENIZER}")'
+    )
+    fresh.execute("CREATE VIRTUAL TABLE pages_fts_vocab USING fts5vocab(pages_fts, 'row')")
+    fresh.executemany(
+        "INSERT INTO pages_fts(rowid, title, body) VALUES (?, ?, ?)",
+        [(i, fts_text(t), fts_text(b)) for i, t, b in rows],
+    )
+    return vocabulary(fresh)
+
+
+def test_index_term_counts_stay_exact_through_rewrites_deletes_and_reindex(
+    data_dir: Path,
+) -> None:
+    from ai_memory.config import Config
+
+    config = Config.load(data_dir, {})
+    runtime = Runtime.start(config)
+    try:
+        for i in range(30):
+            runtime.wiki.write_page(API.page(f"notes/{i}.md"), f"alpha beta{i % 3} gamma.")
+        for i in range(0, 30, 3):
+            runtime.wiki.write_page(API.page(f"notes/{i}.md"), f"rewritten delta{i}")
+        for i in range(1, 30, 5):
+            runtime.wiki.delete_page(API.page(f"notes/{i}.md"))
+        root = config.wiki_dir / "default/api/notes"
+        (root / "2.md").write_text("changed on disk epsilon")
+        (root / "4.md").unlink()
+        runtime.reindex()
+        conn = sqlite3.connect(config.db_path)
+        assert vocabulary(conn) == expected_vocabulary(config.db_path)
+        conn.close()
+        assert fts_paths(runtime, "epsilon") == ["notes/2.md"]
+        assert fts_paths(runtime, "alpha") == sorted(
+            f"notes/{i}.md" for i in range(30) if i % 3 and (i - 1) % 5 and i not in (2, 4)
+        )
+    finally:
+        runtime.stop()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from ai_memory.core.text import fts_text
+
 
 def connect_writer(path: Path, synchronous: str = "normal") -> sqlite3.Connection:
     """The one writing connection. Autocommit mode: the writer issues BEGIN itself."""
@@ -16,6 +18,7 @@ def connect_writer(path: Path, synchronous: str = "normal") -> sqlite3.Connectio
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=10000")
     conn.execute("PRAGMA temp_store=MEMORY")
+    conn.create_function("fts_text", 1, fts_text, deterministic=True)
     return conn
 
 

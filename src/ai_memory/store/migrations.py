@@ -180,6 +180,20 @@ MIGRATIONS: list[str] = [
     """
     CREATE VIRTUAL TABLE pages_fts_vocab USING fts5vocab(pages_fts, 'row');
     """,
+    # 5: the page index keeps no copy of the text (snippets are cut from pages.body),
+    # which halves the database. A contentless table is maintained with 'delete'
+    # commands that repeat the indexed text, so it is rebuilt here with fts_text(),
+    # the same normalisation the writer applies (a function of the writing connection).
+    f"""
+    DROP TABLE pages_fts_vocab;
+    DROP TABLE pages_fts;
+    CREATE VIRTUAL TABLE pages_fts USING fts5(
+        title, body, content='', tokenize="{PAGE_TOKENIZER}"
+    );
+    CREATE VIRTUAL TABLE pages_fts_vocab USING fts5vocab(pages_fts, 'row');
+    INSERT INTO pages_fts(rowid, title, body)
+        SELECT id, fts_text(title), fts_text(body) FROM pages WHERE is_latest = 1;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -67,7 +67,14 @@ VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 INSERT_FTS = "INSERT INTO pages_fts(rowid, title, body) VALUES (?, ?, ?)"
-DELETE_FTS = "DELETE FROM pages_fts WHERE rowid = ?"
+# The page index is contentless: removing a row repeats the text it indexed, and
+# only a row that is indexed may be removed (its docsize entry says so), or the
+# term counts of the whole index would go wrong.
+DELETE_FTS = """
+INSERT INTO pages_fts(pages_fts, rowid, title, body)
+SELECT 'delete', id, fts_text(title), fts_text(body) FROM pages
+WHERE id = :id AND EXISTS (SELECT 1 FROM pages_fts_docsize WHERE id = :id)
+"""
 INSERT_CJK = "INSERT INTO pages_cjk(rowid, title, body) VALUES (?, ?, ?)"
 DELETE_CJK = "DELETE FROM pages_cjk WHERE rowid = ?"
 DELETE_VECTORS = "DELETE FROM page_vectors WHERE page_id = ?"
@@ -192,7 +199,7 @@ def index_derived(conn: sqlite3.Connection, page_id: int, ref: PageRef, doc: Pag
 
 
 def drop_derived(conn: sqlite3.Connection, page_id: int) -> None:
-    conn.execute(DELETE_FTS, (page_id,))
+    conn.execute(DELETE_FTS, {"id": page_id})
     conn.execute(DELETE_CJK, (page_id,))
     conn.execute(DELETE_LINKS, (page_id,))
     conn.execute(DELETE_ENTITIES, (page_id,))
@@ -201,7 +208,7 @@ def drop_derived(conn: sqlite3.Connection, page_id: int) -> None:
 
 def clear_derived(conn: sqlite3.Connection) -> None:
     """Empty every table derived from page text, before a full rebuild."""
-    conn.execute("DELETE FROM pages_fts")
+    conn.execute("INSERT INTO pages_fts(pages_fts) VALUES ('delete-all')")
     conn.execute("DELETE FROM pages_cjk")
     conn.execute("DELETE FROM links")
     conn.execute("DELETE FROM entities")
