@@ -145,3 +145,64 @@ def runtime(data_dir: Path) -> Iterator[Runtime]:
         yield started
     finally:
         started.stop()
+
+
+EVIL_BODY = """# Evil
+
+<script>document.body.setAttribute('data-pwned', 'script')</script>
+<img src="x" onerror="document.body.setAttribute('data-pwned', 'img')">
+[click me](javascript:document.body.setAttribute('data-pwned','link'))
+[[concepts/wal.md|the wal page]] and [raw](JAVASCRIPT:alert(1))
+"""
+
+
+@pytest.fixture(scope="session")
+def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One server for the web UI tests, holding pages, a session and a handoff."""
+    root = tmp_path_factory.mktemp("web") / "data"
+    initialise(Config.load(root, {}))
+    proc = ServerProcess(root).start()
+    try:
+        with proc.client() as client:
+            seed_web_content(client)
+        yield proc
+    finally:
+        proc.stop()
+
+
+def seed_web_content(client: httpx.Client) -> None:
+    pages = "/api/v1/projects/default/api/pages"
+    writes = [
+        ("concepts/wal.md", {"body": "WAL lets readers proceed while one writer commits."}),
+        (
+            "concepts/wal.md",
+            {"body": "WAL lets readers proceed while the single writer commits.", "title": "WAL"},
+        ),
+        (
+            "decisions/db.md",
+            {
+                "body": "# Database\n\nWe chose SQLite; see [[concepts/wal.md]] "
+                "and [[gotchas/later.md]].",
+                "title": "Use SQLite",
+                "tags": ["storage"],
+                "pinned": True,
+            },
+        ),
+        (
+            "notes/evil.md",
+            {"body": EVIL_BODY, "title": "<script>alert('title')</script>", "summary": "<b>x</b>"},
+        ),
+    ]
+    for path, body in writes:
+        seeded(client.put(f"{pages}/{path}", json=body))
+    release = {"body": "Tag, build, publish the release."}
+    seeded(client.put("/api/v1/projects/default/web/pages/procedures/release.md", json=release))
+    hook = {"workspace": "default", "project": "api", "agent": "claude-code", "session_id": "s-1"}
+    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the cart"}
+    seeded(client.post("/hook", params=hook, json=prompt))
+    handoff = {"project": "api", "summary": "finish the <b>cart</b> page"}
+    seeded(client.post("/api/v1/handoffs", json=handoff))
+
+
+def seeded(response: httpx.Response) -> None:
+    assert response.is_success, (response.request.url, response.status_code, response.text)

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import sqlite3
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pygit2
@@ -188,23 +192,50 @@ def test_bad_input_gets_a_clear_4xx_and_changes_nothing(server: ServerProcess) -
     assert not (server.data_dir / "x.md").exists()
 
 
+def route_paths(routes: list[Any], prefix: str = "") -> Iterator[str]:
+    """Every route path, descending into included routers (FastAPI may keep them nested)."""
+    for route in routes:
+        nested = getattr(route, "original_router", None)
+        if nested is not None:
+            yield from route_paths(nested.routes, prefix + route.include_context.prefix)
+        elif hasattr(route, "methods"):
+            yield prefix + route.path
+
+
 def test_no_route_but_healthz_answers_without_the_token(server: ServerProcess) -> None:
+    secret = "zebra-quartz-marker"
+    with server.client() as client:
+        client.put(f"{PAGES}/a.md", json={"body": secret, "title": secret}).raise_for_status()
     app = create_app(Config.load(server.data_dir, {}), "unused")
-    paths = {route.path for route in app.routes if hasattr(route, "methods")}  # type: ignore[attr-defined]
-    paths |= {"/", "/nope", "/mcp", "/web", "/hook"}
-    filled = {
-        p.replace("{workspace}", "default").replace("{project}", "api").replace("{path}", "a.md")
-        for p in paths
-    }
-    assert len(filled) > 5
-    for path in sorted(filled):
-        for method in ("GET", "POST", "PUT", "DELETE"):
-            plain = httpx.request(method, server.url + path, timeout=10)
-            wrong = httpx.request(
-                method, server.url + path, headers={"Authorization": "Bearer nope"}, timeout=10
-            )
+    paths = set(route_paths(app.routes)) | {"/", "/nope", "/mcp", "/web", "/hook"}
+    values = {"workspace": "default", "project": "api", "path": "a.md", "rest": "x/y"}
+    filled = {re.sub(r"\{(\w+)(:\w+)?\}", lambda m: values.get(m.group(1), "1"), p) for p in paths}
+    expected = {"/api/v1/search", "/api/v1/projects/default/api/pages/a.md", "/web/search"}
+    assert expected | {"/web/default/api/page/a.md", "/web/x/y"} <= filled
+    # The sign-in page and its stylesheet hold no data; POST /web/login checks the token itself.
+    open_web = {("GET", "/web/login"), ("POST", "/web/login"), ("GET", "/web/style.css")}
+    with (
+        httpx.Client(base_url=server.url, timeout=10) as anonymous,
+        httpx.Client(
+            base_url=server.url, headers={"Authorization": "Bearer nope"}, timeout=10
+        ) as impostor,
+    ):
+        for path, method in itertools.product(sorted(filled), ("GET", "POST", "PUT", "DELETE")):
+            plain = anonymous.request(method, path)
+            wrong = impostor.request(method, path)
+            assert secret not in plain.text + wrong.text, (method, path)
             if path == "/healthz":
                 assert plain.status_code == (200 if method == "GET" else 405)
+                continue
+            if (method, path) in open_web:
+                assert plain.status_code in (200, 400), (method, path, plain.status_code)
+                assert "set-cookie" not in plain.headers and "set-cookie" not in wrong.headers
+                continue
+            if method == "GET" and (path == "/web" or path.startswith("/web/")):
+                for answer in (plain, wrong):  # a browser is sent to sign in, nothing else
+                    assert answer.status_code == 303, (method, path, answer.status_code)
+                    assert answer.headers["location"].startswith("/web/login?next=")
+                    assert answer.content == b""
                 continue
             assert plain.status_code == 401, (method, path, plain.status_code)
             assert wrong.status_code == 401, (method, path, wrong.status_code)

@@ -18,7 +18,7 @@ from ai_memory.hooks.service import HookService
 from ai_memory.maintenance.scheduler import Scheduler
 from ai_memory.mcp.server import build_server, mount
 from ai_memory.runtime import Runtime
-from ai_memory.web import api
+from ai_memory.web import api, ui
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import search as search_api
 from ai_memory.web.errors import install_error_handlers
@@ -57,6 +57,7 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(api.router)
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
+    app.include_router(ui.build_router(token))
     mount(app, mcp_server, parse_bind(config.server.bind)[0])
     # The last middleware added runs first: auth before anything reads a body.
     app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)

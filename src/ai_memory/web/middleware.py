@@ -6,6 +6,9 @@ import hmac
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import quote
+
+from ai_memory.web import webauth
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -14,6 +17,11 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 PUBLIC_PATHS = frozenset({"/healthz"})
+# The UI's sign-in page and its stylesheet hold no data; the login route checks the token.
+WEB_OPEN = frozenset(
+    {(webauth.LOGIN_PATH, m) for m in ("GET", "HEAD", "POST")}
+    | {(webauth.STYLE_PATH, m) for m in ("GET", "HEAD")}
+)
 
 
 async def send_json(send: Send, status: int, payload: dict[str, Any], headers: list[Any]) -> None:
@@ -32,25 +40,56 @@ async def send_json(send: Send, status: int, payload: dict[str, Any], headers: l
     await send({"type": "http.response.body", "body": body})
 
 
+async def redirect_to_login(send: Send, scope: Scope) -> None:
+    """A browser without the UI cookie goes to the sign-in page, then back where it was."""
+    target = scope["path"] + ("?" + scope["query_string"].decode() if scope["query_string"] else "")
+    location = f"{webauth.LOGIN_PATH}?next={quote(target, safe='')}"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 303,
+            "headers": [
+                (b"location", location.encode()),
+                (b"content-length", b"0"),
+                (b"cache-control", b"no-store"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
 class BearerAuth:
-    """Every route but the public ones needs ``Authorization: Bearer <token>``."""
+    """Every route but the public ones needs ``Authorization: Bearer <token>``.
+
+    The one exception: GET/HEAD under /web also accept the UI cookie that
+    ``/web/login`` sets, and send a browser without it to the sign-in page.
+    """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         if not token:
             raise ValueError("a bearer token is required")
         self.app = app
+        self.token = token
         self.expected = f"Bearer {token}".encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        if scope["path"] in PUBLIC_PATHS:
+        path, method = scope["path"], scope.get("method", "")
+        if path in PUBLIC_PATHS or (scope["type"] == "http" and (path, method) in WEB_OPEN):
             await self.app(scope, receive, send)
             return
-        given = dict(scope.get("headers") or []).get(b"authorization", b"")
+        headers = dict(scope.get("headers") or [])
+        given = headers.get(b"authorization", b"")
         if hmac.compare_digest(given, self.expected):
             await self.app(scope, receive, send)
+            return
+        if scope["type"] == "http" and method in ("GET", "HEAD") and webauth.is_web_path(path):
+            if webauth.cookie_matches(headers.get(b"cookie", b""), self.token):
+                await self.app(scope, receive, send)
+            else:
+                await redirect_to_login(send, scope)
             return
         message = "missing bearer token" if not given else "invalid bearer token"
         await send_json(

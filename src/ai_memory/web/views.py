@@ -1,0 +1,66 @@
+"""Rendering the UI's templates into HTML responses with a strict content policy."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markdown_it import MarkdownIt
+
+from ai_memory.web.markdown import build_renderer, page_url
+
+# No script may run and nothing may load from elsewhere, whatever a page contains.
+SECURITY_HEADERS = {
+    "content-security-policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+
+
+def project_url(workspace: str, project: str) -> str:
+    return f"/web/{quote(workspace)}/{quote(project)}"
+
+
+def when(value: str | None) -> str:
+    """ISO timestamps to the minute, in the zone they were written in."""
+    return value[:16].replace("T", " ") if value else ""
+
+
+def frontmatter_value(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return "" if value is None else str(value)
+
+
+def build_environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("ai_memory.web", "templates"),
+        autoescape=select_autoescape(["html"], default_for_string=True, default=True),
+    )
+    env.globals.update(page_url=page_url, project_url=project_url)
+    env.filters.update(when=when, fm=frontmatter_value)
+    return env
+
+
+@dataclass
+class Views:
+    """The template environment and the markdown renderer, built once per app."""
+
+    env: Environment = field(default_factory=build_environment)
+    md: MarkdownIt = field(default_factory=build_renderer)
+
+    def html(self, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        body = self.env.get_template(template).render(**context)
+        return HTMLResponse(body, status_code=status_code, headers=SECURITY_HEADERS)
+
+    def error(self, status: int, message: str) -> HTMLResponse:
+        heading = {404: "Not found", 400: "Bad request"}.get(status, "Something went wrong")
+        return self.html("error.html", status, status=status, heading=heading, message=message)

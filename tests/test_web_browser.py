@@ -1,0 +1,89 @@
+"""The web UI in a real headless Chromium: sign-in by link, pages, search, inert page text.
+
+``make test`` installs Debian's ``chromium`` when it is missing; on a machine
+where that is impossible these tests skip and say why.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+
+from tests.conftest import ServerProcess
+
+CHROMIUM = next(
+    (found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None
+)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (make test installs it with apt-get)"
+)
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
+
+def dump_dom(url: str, profile: Path) -> str:
+    """The DOM after the page (and any redirects) loaded, as Chromium serialises it."""
+    assert CHROMIUM is not None
+    done = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    return done.stdout.decode()
+
+
+def signed_in(server: ServerProcess, tmp_path: Path, next_: str | None = None) -> str:
+    """Open the sign-in link (token in the query) and return the page it lands on."""
+    query = {"token": server.token, **({"next": next_} if next_ else {})}
+    return dump_dom(f"{server.url}/web/login?{urlencode(query)}", tmp_path / "profile")
+
+
+def test_the_sign_in_link_lands_on_the_projects(web_server: ServerProcess, tmp_path: Path) -> None:
+    dom = signed_in(web_server, tmp_path)
+    assert 'id="projects"' in dom
+    assert 'href="/web/default/api"' in dom and 'href="/web/default/web"' in dom
+    assert 'href="/web/default/api/page/decisions/db.md"' in dom
+    assert "1 open handoffs" in dom
+
+
+def test_without_signing_in_the_browser_gets_the_form(
+    web_server: ServerProcess, tmp_path: Path
+) -> None:
+    dom = dump_dom(f"{web_server.url}/web/default/api/page/decisions/db.md", tmp_path / "p")
+    assert 'name="token"' in dom and 'name="next"' in dom
+    assert 'value="/web/default/api/page/decisions/db.md"' in dom
+    assert "We chose SQLite" not in dom
+
+
+def test_untrusted_page_text_stays_inert_in_the_browser(
+    web_server: ServerProcess, tmp_path: Path
+) -> None:
+    dom = signed_in(web_server, tmp_path, "/web/default/api/page/notes/evil.md")
+    assert 'id="page-title"' in dom
+    body_tag = re.search(r"<body[^>]*>", dom)
+    assert body_tag is not None and "data-pwned" not in body_tag.group(0)
+    assert "<script" not in dom.lower()
+    assert not re.search(r"<a [^>]*href=\"javascript:", dom, re.IGNORECASE)
+    assert "&lt;script&gt;alert('title')&lt;/script&gt;</h1>" in dom
+    assert 'href="/web/default/api/page/concepts/wal.md"' in dom
+
+
+def test_search_in_the_browser(web_server: ServerProcess, tmp_path: Path) -> None:
+    dom = signed_in(web_server, tmp_path, "/web/search?q=readers+writer")
+    hits = dom.split('id="hits"')[1].split("</ol>")[0]
+    assert 'href="/web/default/api/page/concepts/wal.md"' in hits
