@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint format bench clean
+.PHONY: run test lint format bench clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,16 @@ lint: $(TEST_STAMP)
 	$(BIN)/ruff format --check src tests benchmarks evals
 	$(BIN)/mypy src
 
-test: lint
+# The browser tests need Debian's chromium; without it (no apt, no sudo) they skip.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
+APT := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
+
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+		|| ($(APT) update -qq && $(APT) install -y -qq chromium) \
+		|| echo "chromium could not be installed: the browser tests will skip"
+
+test: lint browser
 	$(BIN)/pytest -q
 
 format: $(TEST_STAMP)

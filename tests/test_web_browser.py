@@ -34,15 +34,28 @@ FLAGS = (
 )
 
 
-def dump_dom(url: str, profile: Path) -> str:
-    """The DOM after the page (and any redirects) loaded, as Chromium serialises it."""
+def run_chromium(url: str, profile: Path) -> subprocess.CompletedProcess[bytes]:
     assert CHROMIUM is not None
-    done = subprocess.run(
+    return subprocess.run(
         [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
         capture_output=True,
         timeout=60,
         check=False,
     )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def chromium_works(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A chromium that cannot start on this machine is the machine's problem: skip."""
+    probe = run_chromium("data:text/html,<p>ready</p>", tmp_path_factory.mktemp("probe"))
+    if probe.returncode != 0 or b"<p>ready</p>" not in probe.stdout:
+        tail = probe.stderr.decode(errors="replace")[-300:]
+        pytest.skip(f"chromium is installed but cannot render a page here: {tail}")
+
+
+def dump_dom(url: str, profile: Path) -> str:
+    """The DOM after the page (and any redirects) loaded, as Chromium serialises it."""
+    done = run_chromium(url, profile)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
     return done.stdout.decode()
 
