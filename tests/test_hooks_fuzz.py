@@ -88,53 +88,72 @@ PARAMS = st.one_of(
 )
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, Path]]:
-    root = tmp_path_factory.mktemp("fuzz") / "data"
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[tuple[TestClient, Path]]:
+    root = tmp_path / "data"
     initialise(Config.load(root, {}))
     with app_client(root) as test_client:
         yield test_client, root
 
 
-@FUZZ
-@given(params=PARAMS, body=st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=6) | JSON)
-def test_random_json_never_breaks_the_server(
-    client: tuple[TestClient, Path], params: dict[str, str], body: Any
-) -> None:
-    response = client[0].post("/hook", params=params, content=json.dumps(body).encode())
-    assert response.status_code in (202, 400, 422, 429), response.text
-    assert "error" in response.json() or response.status_code == 202
+def fuzz_json(client: TestClient) -> None:
+    @FUZZ
+    @given(params=PARAMS, body=st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=6) | JSON)
+    def post(params: dict[str, str], body: Any) -> None:
+        response = client.post("/hook", params=params, content=json.dumps(body).encode())
+        assert response.status_code in (202, 400, 422, 429), response.text
+        assert "error" in response.json() or response.status_code == 202
+
+    post()
 
 
-@FUZZ
-@given(params=PARAMS, raw=st.binary(max_size=300))
-def test_random_bytes_never_break_the_server(
-    client: tuple[TestClient, Path], params: dict[str, str], raw: bytes
-) -> None:
-    response = client[0].post("/hook", params=params, content=raw)
-    assert response.status_code in (202, 400, 422, 429), response.text
+def fuzz_bytes(client: TestClient) -> None:
+    @FUZZ
+    @given(params=PARAMS, raw=st.binary(max_size=300))
+    def post(params: dict[str, str], raw: bytes) -> None:
+        response = client.post("/hook", params=params, content=raw)
+        assert response.status_code in (202, 400, 422, 429), response.text
+
+    post()
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
+TOOL_EVENT = {"project": "shop", "agent": "claude-code", "session_id": "tools"}
+SECRETS = (
+    "sk-abcdefghijklmnopqrstu",
+    "AKIAABCDEFGHIJKLMNOP",
+    "hunter22",
+    "ghp_abcdefghijklmnopqrstuvwxyz",
+)
 
 
-def test_zz_everything_stored_came_through_the_sanitizer(
+def test_fuzzed_hooks_never_break_the_server_and_store_only_sanitized_text(
     client: tuple[TestClient, Path],
 ) -> None:
+    """One test: the check sees what this test's own fuzzing stored, in any test order."""
+    for name in [*SECRETS[:2], SECRETS[3], "Bash", "password=hunter22", "\x1b[31mEdit\x00"]:
+        body = {"tool_name": name, "tool_input": {"command": "ls"}}
+        response = client[0].post("/hook", params={**TOOL_EVENT, "event": "PostToolUse"}, json=body)
+        assert response.status_code == 202, response.text
+    fuzz_json(client[0])
+    fuzz_bytes(client[0])
     conn = sqlite3.connect(client[1] / "db" / "memory.sqlite")
     try:
-        stored = conn.execute("SELECT body, meta FROM observations").fetchall()
+        stored = conn.execute("SELECT body, meta, tool_name FROM observations").fetchall()
         fts = conn.execute("SELECT count(*) FROM observations_fts").fetchone()[0]
     finally:
         conn.close()
     assert len(stored) > 1000
     assert fts == len(stored)
+    assert any(tool for _, _, tool in stored)
     sanitizer = Sanitizer()
-    for body, meta in stored:
+    for body, meta, tool in stored:
         assert len(body.encode()) <= 2 * BODY_CAP
         assert not _CONTROL.search(body), body
         assert "\x1b" not in body and "\x1b" not in meta
         assert sanitizer.redact(body) == body, body
-        for secret in ("sk-abcdefghijklmnopqrstu", "AKIAABCDEFGHIJKLMNOP", "hunter22"):
+        assert tool is None or (sanitizer.redact(tool) == tool and not _CONTROL.search(tool))
+        for secret in SECRETS:
             assert secret not in body and secret not in meta
+            assert tool is None or secret not in tool
         json.loads(meta)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from ai_memory.core.errors import ConfigError
@@ -192,3 +194,37 @@ def test_apply_patch_files_are_found(sanitizer: Sanitizer) -> None:
         "codex", "PostToolUse", {"tool_name": "apply_patch", "tool_input": {"command": patch}}
     )
     assert sanitizer.observation(event, "s").files == ("src/cart.py", "tests/t.py")
+
+
+def test_a_tool_name_holding_a_secret_is_redacted(sanitizer: Sanitizer) -> None:
+    for name in ("ghp_" + "A1b2C3d4E5" * 4, "AKIAABCDEFGHIJKLMNOP", "x API_TOKEN=abc12345"):
+        event = normalise("claude-code", "PostToolUse", {"tool_name": name, "tool_input": {}})
+        obs = sanitizer.observation(event, "s")
+        assert obs.tool_name == REDACTED
+        assert name not in obs.body and "A1b2C3d4E5" not in obs.body
+    plain = normalise("claude-code", "PostToolUse", {"tool_name": "mcp__db__token_count"})
+    assert sanitizer.observation(plain, "s").tool_name == "mcp__db__token_count"
+
+
+def test_long_text_without_whitespace_is_cut_with_a_marker_not_dropped(
+    sanitizer: Sanitizer,
+) -> None:
+    minified = '{"a":"' + "b" * 8 + '",' + '"k":1,' * 20_000 + "}"
+    cleaned = sanitizer.clean(minified, EXCERPT_CAP)
+    assert cleaned.startswith('{"a":"bbbbbbbb",') and len(cleaned.encode()) <= EXCERPT_CAP
+    kept = cleaned.rsplit("\n", 1)[0]
+    assert cleaned.endswith(f"[... cut {len(minified) - len(kept)} bytes]")
+    base64ish = "QUJD" * 20_000
+    run = sanitizer.clean(base64ish, EXCERPT_CAP)
+    assert run.endswith(f"[... cut {len(base64ish)} bytes]")  # said, never silent
+    secret = "ghp_" + "Z" * 36
+    split = sanitizer.clean("a," * (EXCERPT_CAP * 2 - 3) + secret + ",b" * 10, EXCERPT_CAP)
+    assert "ghp_" not in split and "[... cut" in split
+
+
+def test_a_sealed_observation_cannot_be_copied_with_new_text(sanitizer: Sanitizer) -> None:
+    obs = sanitizer.observation(normalise("codex", "Stop", {"last_assistant_message": "hi"}), "s")
+    with pytest.raises((TypeError, ValueError)):
+        dataclasses.replace(obs, body="API_TOKEN=unsanitised")
+    with pytest.raises((TypeError, ValueError)):
+        dataclasses.replace(obs, body="x", seal=object())

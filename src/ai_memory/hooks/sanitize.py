@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, InitVar, dataclass
 
 from ai_memory.core.errors import ConfigError
 from ai_memory.hooks.aliases import Normalised
@@ -21,9 +21,10 @@ BODY_CAP = 16 * 1024
 EXCERPT_CAP = 2000
 FILE_CAP = 512
 MAX_FILES = 20
-# Text is cut to this many characters before redaction (at a whitespace, so a
-# token crossing the cut is dropped whole, never kept in part).
+# Text is cut to this many characters before redaction; the token crossing the
+# cut is dropped whole, so no half of a secret is kept unrecognised.
 _PRECUT_FACTOR = 4
+_TRAILING_TOKEN = re.compile(r"[^\s\"',;]*\Z")
 
 _SEAL = object()
 
@@ -105,10 +106,13 @@ class SanitizedObservation:
     body: str
     meta: str  # JSON object: event name, files touched, source/reason
     files: tuple[str, ...] = ()
-    seal: object = field(default=None, repr=False, compare=False)
+    _: KW_ONLY
+    # No default and not stored: ``dataclasses.replace`` cannot copy it, so a
+    # copy with new text cannot be made outside the sanitizer either.
+    seal: InitVar[object]
 
-    def __post_init__(self) -> None:
-        if self.seal is not _SEAL:
+    def __post_init__(self, seal: object) -> None:
+        if seal is not _SEAL:
             raise TypeError("a SanitizedObservation can only be built by the Sanitizer")
 
 
@@ -130,16 +134,22 @@ class Sanitizer:
             self._keeps[name] = keep if keep in renamed else None
             parts.append(f"(?P<{name}>{renamed})")
         self._secret = re.compile("|".join(parts), re.DOTALL)
-        # Plain ASCII text without any trigger word cannot match a built-in pattern.
-        self._prefilter = not extra_patterns
+        # Plain ASCII text without any trigger word cannot match a built-in pattern;
+        # configured patterns are checked on their own, so they never switch this off.
+        self._extra = (
+            re.compile(
+                "|".join(f"(?:{p.replace('(?P<k>', '(?:')})" for p in extra_patterns), re.DOTALL
+            )
+            if extra_patterns
+            else None
+        )
 
     # -- text -----------------------------------------------------------------
 
     def redact(self, text: str) -> str:
-        if self._prefilter and text.isascii():
-            lowered = text.lower()
-            if not any(word in lowered for word in _TRIGGERS):
-                return text
+        plain = text.isascii() and not _has_trigger(text)
+        if plain and (self._extra is None or not self._extra.search(text)):
+            return text
         return self._secret.sub(self._replace, text)
 
     def _replace(self, match: re.Match[str]) -> str:
@@ -150,19 +160,30 @@ class Sanitizer:
 
     def clean(self, text: str, cap: int) -> str:
         """Strip escapes and controls, redact, then cap at ``cap`` UTF-8 bytes."""
-        text = precut(text, cap * _PRECUT_FACTOR)
+        cut = precut(text, cap * _PRECUT_FACTOR)
+        total = len(text.encode("utf-8", "surrogatepass")) if cut is not text else None
+        text = cut
         if "\x1b" in text:
             text = _ANSI.sub("", text)
         if not text.isprintable():
             text = _CONTROL.sub("", text.replace("\r\n", "\n"))
-        return cap_bytes(self.redact(text), cap)
+        return cap_bytes(self.redact(text), cap, total)
+
+    def tool_name(self, value: object) -> str | None:
+        """A tool's name is captured text too: one holding a secret becomes REDACTED."""
+        if not isinstance(value, str):
+            return None
+        cleaned = _SAFE_TOOL.sub("_", value)[:100]
+        if self.redact(value) != value or self.redact(cleaned) != cleaned:
+            return REDACTED
+        return cleaned or None
 
     # -- observations -----------------------------------------------------------
 
     def observation(
         self, event: Normalised, session_id: str, extra: Mapping[str, str] | None = None
     ) -> SanitizedObservation:
-        tool = _tool_name(event.fields.get("tool_name")) if _is_tool(event.kind) else None
+        tool = self.tool_name(event.fields.get("tool_name")) if _is_tool(event.kind) else None
         body = self._body(event, tool)
         files = self._files(event) if _is_tool(event.kind) else ()
         meta: dict[str, object] = {"event": self.clean(event.event, 200)}
@@ -222,25 +243,34 @@ class Sanitizer:
 
 
 def precut(text: str, limit: int) -> str:
-    """Cut over-long text before redaction at a whitespace, dropping any token crossing the cut."""
+    """Cut over-long text hard at ``limit`` before redaction, dropping the token crossing the cut.
+
+    The caller adds the marker (from the original length): nothing is dropped silently.
+    """
     if len(text) <= limit:
         return text
-    head = text[:limit]
-    space = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
-    return head[:space] if space > 0 else ""
+    return _TRAILING_TOKEN.sub("", text[:limit])
 
 
-def cap_bytes(text: str, cap: int) -> str:
-    """At most ``cap`` UTF-8 bytes, cut at a character boundary with a note of what was cut."""
-    if len(text) * 4 <= cap:
+def cap_bytes(text: str, cap: int, total: int | None = None) -> str:
+    """At most ``cap`` UTF-8 bytes, cut at a character boundary with a note of what was cut.
+
+    ``total`` is the byte length of the text before any earlier cut: the note counts from it.
+    """
+    if total is None and len(text) * 4 <= cap:
         return text
     data = text.encode("utf-8")
-    if len(data) <= cap:
+    if total is None and len(data) <= cap:
         return text
     marker_room = 48
     kept = data[: max(cap - marker_room, 0)].decode("utf-8", errors="ignore")
-    cut = len(data) - len(kept.encode("utf-8"))
-    return f"{kept}\n[... cut {cut} bytes]"
+    cut = max((total or 0), len(data)) - len(kept.encode("utf-8"))
+    return f"{kept}\n[... cut {max(cut, 1)} bytes]"
+
+
+def _has_trigger(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in _TRIGGERS)
 
 
 def _is_tool(kind: str) -> bool:
@@ -258,13 +288,6 @@ def _as_text(value: object) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(value)
-
-
-def _tool_name(value: object) -> str | None:
-    if not isinstance(value, str):
-        return None
-    cleaned = _SAFE_TOOL.sub("_", value)[:100]
-    return cleaned or None
 
 
 def _file_candidates(tool_input: object) -> Iterable[str]:
