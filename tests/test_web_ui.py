@@ -244,6 +244,15 @@ def test_search_answers_what_the_api_search_answers(web_server: ServerProcess) -
     assert empty.status_code == 200 and 'id="hits"' not in empty.text
 
 
+def test_head_answers_like_get_without_a_body(web_server: ServerProcess) -> None:
+    with browser(web_server) as client:
+        head = client.head(DB)
+        slash = client.get("/web/")
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-type"].startswith("text/html")
+    assert slash.status_code == 308 and slash.headers["location"] == "/web"
+
+
 def test_sign_out_drops_the_cookie(web_server: ServerProcess) -> None:
     with browser(web_server) as client:
         out = client.get("/web/logout")

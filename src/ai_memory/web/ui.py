@@ -13,7 +13,7 @@ from functools import wraps
 from typing import Annotated, Any, ParamSpec
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import Response
+from fastapi.responses import RedirectResponse, Response
 
 from ai_memory.core.errors import AiMemoryError, InvalidInput, NotFound
 from ai_memory.core.identity import Scope
@@ -30,6 +30,7 @@ from ai_memory.web.login import build_login_router
 from ai_memory.web.markdown import render
 from ai_memory.web.status import counts
 from ai_memory.web.views import Views
+from ai_memory.web.webauth import WEB_HOME
 
 P = ParamSpec("P")
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
@@ -143,6 +144,8 @@ def build_router(token: str) -> APIRouter:
 
     @router.api_route("/{rest:path}", methods=READ)
     async def not_found(request: Request, rest: str) -> Response:
+        if not rest:
+            return RedirectResponse(WEB_HOME, status_code=308)  # /web/ is /web
         return views.error(404, f"Nothing lives at {request.url.path}.")
 
     return router
