@@ -150,3 +150,33 @@ def test_a_file_that_cannot_be_written_fails_only_its_own_command(tmp_path: Path
     assert (tmp_path / "wiki/good.md").read_bytes() == b"text"
     assert count(tmp_path / "m.sqlite") == 1
     assert not [p for p in (tmp_path / "wiki").iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_migrations_carry_indexed_text_into_the_contentless_indexes(tmp_path: Path) -> None:
+    from ai_memory.store.migrations import MIGRATIONS, _statements
+
+    conn = connect_writer(tmp_path / "m.sqlite")
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)")
+    for number, script in enumerate(MIGRATIONS[:4], start=1):
+        for statement in _statements(script):
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_migrations VALUES (?, 'then')", (number,))
+    conn.execute("INSERT INTO workspaces VALUES ('default', 't')")
+    conn.execute("INSERT INTO projects (workspace, name, created_at) VALUES ('default', 'p', 't')")
+    conn.execute(
+        "INSERT INTO pages (id, workspace, project, path, version, title, kind, tier, body, "
+        "content_hash, created_at) VALUES (7, 'default', 'p', 'a.md', 1, 'Walrus facts', "
+        "'note', 'semantic', 'tusks and whiskers.', 'h', 't')"
+    )
+    conn.execute("INSERT INTO pages_fts(rowid, title, body) VALUES (7, 'Walrus facts', 'x')")
+    conn.execute(
+        "INSERT INTO observations (id, workspace, project, session_id, agent, kind, tool_name, "
+        "body, created_at) VALUES (9, 'default', 'p', 's', 'a', 'post-tool-use', 'Grep', "
+        "'found narwhal', 't')"
+    )
+    migrate(conn)
+    match = "SELECT rowid FROM {0} WHERE {0} MATCH ?"
+    assert [tuple(r) for r in conn.execute(match.format("pages_fts"), ("whiskers",))] == [(7,)]
+    observations = conn.execute(match.format("observations_fts"), ("grep narwhal",))
+    assert [tuple(r) for r in observations] == [(9,)]
+    conn.close()

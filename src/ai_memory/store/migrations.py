@@ -194,6 +194,18 @@ MIGRATIONS: list[str] = [
     INSERT INTO pages_fts(rowid, title, body)
         SELECT id, fts_text(title), fts_text(body) FROM pages WHERE is_latest = 1;
     """,
+    # 6: observations are never rewritten or deleted, so their index keeps no copy of
+    # the text either (it is in observations.body); same text as ingest indexes.
+    f"""
+    DROP TABLE observations_fts;
+    CREATE VIRTUAL TABLE observations_fts USING fts5(
+        body, content='', tokenize="{PAGE_TOKENIZER}"
+    );
+    INSERT INTO observations_fts(rowid, body)
+        SELECT id, fts_text(CASE WHEN coalesce(tool_name, '') != ''
+            THEN tool_name || ' ' || body ELSE body END)
+        FROM observations;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
