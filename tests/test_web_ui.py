@@ -276,3 +276,13 @@ def test_markdown_links_point_at_the_ui_and_unsafe_links_stay_text() -> None:
     ]
     assert 'class="unresolved"' in html and "<code>[[code.md]]</code>" in html
     assert "&lt;b&gt;bold&lt;/b&gt;" in html
+
+
+def test_serve_prints_the_ui_and_sign_in_addresses_but_never_the_token(
+    web_server: ServerProcess,
+) -> None:
+    printed = (web_server.data_dir / "test-server.log").read_text()
+    assert f"web UI:   {web_server.url}/web\n" in printed
+    assert f"sign in:  {web_server.url}/web/login (token file below)\n" in printed
+    assert "token:    " in printed  # where the token file is; the path may wrap
+    assert web_server.token not in printed

@@ -103,7 +103,7 @@ def serve(
         out.print(f"  MCP:      {base}/mcp")
         out.print(f"  health:   {base}/healthz")
         out.print(f"  web UI:   {base}/web")
-        out.print(f"  sign in:  {base}/web/login with the token in the file below")
+        out.print(f"  sign in:  {base}/web/login (token file below)")
         out.print(f"  token:    {config.token_file}")
         uvicorn.run(
             create_app(config, token),
