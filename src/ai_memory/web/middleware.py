@@ -42,7 +42,8 @@ async def send_json(send: Send, status: int, payload: dict[str, Any], headers: l
 
 async def redirect_to_login(send: Send, scope: Scope) -> None:
     """A browser without the UI cookie goes to the sign-in page, then back where it was."""
-    target = scope["path"] + ("?" + scope["query_string"].decode() if scope["query_string"] else "")
+    query = scope.get("query_string", b"").decode("latin-1")
+    target = scope["path"] + ("?" + query if query else "")
     location = f"{webauth.LOGIN_PATH}?next={quote(target, safe='')}"
     await send(
         {
