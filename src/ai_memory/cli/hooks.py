@@ -68,18 +68,27 @@ def hook_drain(
     timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 60.0,
 ) -> None:
     """Deliver every hook event still waiting in the local spool."""
+    from ai_memory import locate
     from ai_memory.hookclient.drain import drain
-    from ai_memory.maintenance.init import read_token
 
     config = load_config(data_dir)
-    url = server or os.environ.get("AI_MEMORY_SERVER_URL") or config.server.url
-    token = os.environ.get("AI_MEMORY_AUTH_TOKEN") or read_token(config.token_file)
-    report = drain(config.data_dir, url, token, timeout_s=timeout)
+    url = locate.server_url(server, config.data_dir, os.environ)
+    token = locate.token(config.data_dir, os.environ)
+    batch = min(256, config.hooks.queue_size)
+    report = drain(config.data_dir, url, token, timeout_s=timeout, batch=batch)
     if not report.reachable and report.remaining:
         raise Unavailable(
             f"cannot reach the server at {url}; {report.remaining} event(s) stay spooled"
         )
-    out.print(f"delivered {report.delivered} event(s); {report.remaining} still spooled")
+    summary = f"delivered {report.delivered} event(s)"
+    if report.rejected:
+        summary += f"; {report.rejected} refused as invalid (set aside in spool/rejected/)"
+    if report.remaining:
+        raise Unavailable(
+            f"{summary}; {report.remaining} event(s) could not be delivered and stay spooled"
+            " (see logs/hook.log)"
+        )
+    out.print(f"{summary}; nothing left in the spool")
 
 
 def finalize_session(

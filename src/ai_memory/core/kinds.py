@@ -49,3 +49,7 @@ def tier_for_kind(kind: str) -> str:
 def pinned_by_path(path: str) -> bool:
     """Slots are pinned automatically: they hold what every session should see."""
     return path.startswith("_slots/")
+
+
+# One notion of a rule page for every surface: filed under ``_rules/`` or of kind ``rule``.
+RULE_PAGE_SQL = "(path LIKE '\\_rules/%' ESCAPE '\\' OR kind = 'rule')"

@@ -7,33 +7,51 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ai_memory.hookclient import spool
-from ai_memory.hookclient.main import retry_spooled
-from ai_memory.hookclient.transport import Transport, Unreachable
+from ai_memory.hookclient.deliver import retry_spooled
+from ai_memory.hookclient.transport import Transport
 
+# The server takes at most 256 items in one batch.
 BATCH = 256
+SATURATED_PAUSE_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
 class DrainReport:
-    delivered: int
-    remaining: int
+    delivered: int  # stored by the server
+    rejected: int  # refused as invalid, set aside in spool/rejected/
+    remaining: int  # still spooled
     reachable: bool
 
 
-def drain(data_dir: Path, url: str, token: str | None, *, timeout_s: float = 60.0) -> DrainReport:
-    """Post spooled events in batches, oldest first, until the spool is empty or no progress."""
+def drain(
+    data_dir: Path,
+    url: str,
+    token: str | None,
+    *,
+    timeout_s: float = 60.0,
+    batch: int = BATCH,
+) -> DrainReport:
+    """Post spooled events oldest first until the spool is empty, no progress, or time is up.
+
+    ``batch`` should not exceed the server's ingest queue (``hooks.queue_size``); a
+    batch answered 429 is retried after a pause, at half the size.
+    """
     folder = data_dir / "spool"
-    transport = Transport(url, token, time.monotonic() + timeout_s)
-    delivered = 0
+    deadline = time.monotonic() + timeout_s
+    transport = Transport(url, token, deadline)
+    delivered = rejected = 0
+    size = max(1, min(batch, BATCH))
     try:
-        while spool.pending(folder, 1):
-            try:
-                settled, _ = retry_spooled(transport, folder, BATCH, data_dir)
-            except Unreachable:
-                settled = 0
-            if settled == 0:
+        while spool.pending(folder, 1) and not transport.down:
+            tally = retry_spooled(transport, folder, size, data_dir)
+            delivered += tally.delivered
+            rejected += tally.rejected
+            if tally.settled or tally.shrunk:
+                continue
+            if not tally.saturated or time.monotonic() + SATURATED_PAUSE_S >= deadline:
                 break
-            delivered += settled
+            size = max(1, size // 2)
+            time.sleep(SATURATED_PAUSE_S)
     finally:
         transport.close()
-    return DrainReport(delivered, len(spool.pending(folder)), not transport.down)
+    return DrainReport(delivered, rejected, len(spool.pending(folder)), not transport.down)

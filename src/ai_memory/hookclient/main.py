@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Mapping
@@ -19,17 +18,22 @@ from typing import IO, Any
 
 from ai_memory import locate
 from ai_memory.hookclient import spool
+from ai_memory.hookclient.deliver import Tally, log_error, retry_spooled, settle
 from ai_memory.hookclient.resolve import resolve_project
+from ai_memory.hookclient.sessionid import safe_session_id
+from ai_memory.hookclient.shrink import shrink
 from ai_memory.hookclient.transport import Transport, Unreachable
 
 # Interpreter start and imports take ~40 ms of the 200 ms a run may last; the
 # network gets at most this much of the rest.
 NETWORK_BUDGET_S = 0.100
 RETRY_PER_RUN = 32
-FIELD_CAP = 256 * 1024
 SESSION_START = frozenset({"session-start", "sessionstart", "session.created"})
+PROMPT_EVENTS = frozenset({"user-prompt", "userpromptsubmit", "beforeagent", "beforesubmitprompt"})
 SESSION_KEYS = ("session_id", "sessionId", "conversation_id", "conversationId")
-_UNSAFE_SESSION = re.compile(r"[^A-Za-z0-9_.-]+")
+# A session whose start packet did not arrive gets it with its next prompt.
+UNDELIVERED = "handoff-undelivered"
+UNDELIVERED_MAX_AGE_S = 86400
 
 
 class Args:
@@ -112,15 +116,43 @@ def handle(
         started + NETWORK_BUDGET_S,
     )
     try:
-        delivered = send_one(transport, folder, params, payload, data_dir)
-        answer: dict[str, Any] = {}
-        if _is_session_start(args.event, payload):
-            answer = session_start_answer(transport, params, args.agent)
-        if delivered:
+        answer = start_packet(transport, folder, params, args, payload)
+        if send_one(transport, folder, params, payload, data_dir):
             retry_spooled(transport, folder, RETRY_PER_RUN, data_dir, skip={params["ingest_key"]})
         return answer
     finally:
         transport.close()
+
+
+def start_packet(
+    transport: Transport,
+    folder: Path,
+    params: dict[str, str],
+    args: Args,
+    payload: dict[str, Any],
+) -> dict[str, Any]:
+    """The handoff packet to print: at session start, or at the next prompt if it was missed.
+
+    It is fetched before the event is posted, so the whole network budget goes to it; a
+    fetch that fails leaves a marker, and the session's next prompt asks again (the
+    server hands a session the handoff it already claimed).
+    """
+    name = _event_name(args.event, payload)
+    session_id = params.get("session_id")
+    marker = folder / UNDELIVERED / session_id if session_id else None
+    if name in SESSION_START:
+        query = _packet_query(params, payload)
+    elif name in PROMPT_EVENTS and marker is not None and _fresh(marker):
+        query = _packet_query(params, {})
+    else:
+        return {}
+    packet = fetch_packet(transport, query)
+    if marker is not None:
+        _mark(marker, packet is None)
+    if not packet:
+        return {}
+    event = "SessionStart" if name in SESSION_START else _raw_event(args.event, payload)
+    return envelope(args.agent, packet, event)
 
 
 def send_one(
@@ -136,79 +168,28 @@ def send_one(
     except Unreachable as exc:
         log_error(data_dir, f"event spooled, server unreachable: {exc}")
         return False
-    return settle(folder, params["ingest_key"], status, answer, data_dir)
+    tally = Tally()
+    settle(folder, params["ingest_key"], status, answer, data_dir, tally)
+    return tally.settled > 0
 
 
-def settle(folder: Path, key: str, status: int, answer: Any, data_dir: Path) -> bool:
-    """Act on the server's answer for one spooled event."""
-    if status == 202:
-        spool.remove(folder, key)
-        return True
-    if 400 <= status < 500 and status not in (401, 403, 404, 408, 429):
-        spool.reject(folder, key)
-        log_error(data_dir, f"event {key} refused ({status}): {answer}")
-        return True
-    log_error(data_dir, f"event {key} kept in the spool ({status}): {answer}")
-    return False
-
-
-def retry_spooled(
-    transport: Transport,
-    folder: Path,
-    limit: int,
-    data_dir: Path,
-    skip: set[str] | None = None,
-) -> tuple[int, int]:
-    """Post up to ``limit`` older spooled events in one batch; return (settled, still pending)."""
-    keys = spool.pending(folder, limit, frozenset(skip or ()))
-    items, sent = [], []
-    for key in keys:
-        entry = spool.read(folder, key)
-        if entry is not None and isinstance(entry.get("params"), dict):
-            items.append({"params": entry["params"], "body": entry.get("body") or {}})
-            sent.append(key)
-    if not items:
-        return 0, 0
-    try:
-        status, answer = transport.request("POST", "/hook/batch", {}, items)
-    except Unreachable as exc:
-        log_error(data_dir, f"retry failed: {exc}")
-        return 0, len(sent)
-    if status != 200 or not isinstance(answer, dict):
-        log_error(data_dir, f"retry refused ({status}): {answer}")
-        return 0, len(sent)
-    settled = 0
-    for result in answer.get("results") or []:
-        index = result.get("index") if isinstance(result, dict) else None
-        if isinstance(index, int) and 0 <= index < len(sent):
-            status_i = int(result.get("status", 0))
-            if settle(folder, sent[index], status_i, result.get("error"), data_dir):
-                settled += 1
-    return settled, len(sent) - settled
-
-
-def session_start_answer(
-    transport: Transport, params: dict[str, str], agent: str
-) -> dict[str, Any]:
-    """Fetch the session-start packet and wrap it in the agent's envelope (``{}`` if empty)."""
-    query = {k: v for k, v in params.items() if k != "ingest_key" and k != "event"}
+def fetch_packet(transport: Transport, query: dict[str, str]) -> str | None:
+    """The packet's context text ("" when there is nothing to say); None when not received."""
     try:
         status, packet = transport.request("GET", "/handoff", query)
     except Unreachable:
-        return {}
+        return None
     if status != 200 or not isinstance(packet, dict):
-        return {}
+        return None
     context = packet.get("context")
-    if not isinstance(context, str) or not context:
-        return {}
-    return envelope(agent, context)
+    return context if isinstance(context, str) else ""
 
 
-def envelope(agent: str, context: str) -> dict[str, Any]:
+def envelope(agent: str, context: str, event: str = "SessionStart") -> dict[str, Any]:
     """Claude Code, Codex and Gemini all read ``hookSpecificOutput.additionalContext``."""
     if agent == "cursor":
         return {"additional_context": context}
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
 
 
 def parse_payload(raw: bytes) -> dict[str, Any]:
@@ -221,38 +202,6 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         value = {"value": value}
     return shrink(value)
-
-
-def shrink(payload: dict[str, Any]) -> dict[str, Any]:
-    """Huge fields (a whole file in a tool response) are cut at a whitespace before sending."""
-    out: dict[str, Any] = {}
-    for key, value in payload.items():
-        if isinstance(value, str) and len(value) > FIELD_CAP:
-            out[key] = _cut(value)
-        elif isinstance(value, dict | list) and len(text := json.dumps(value)) > FIELD_CAP:
-            out[key] = _cut(text)
-        else:
-            out[key] = value
-    return out
-
-
-def _cut(text: str) -> str:
-    head = text[:FIELD_CAP]
-    space = max(head.rfind(" "), head.rfind("\n"))
-    return head[:space] if space > 0 else ""
-
-
-def log_error(data_dir: Path | None, message: str) -> None:
-    if data_dir is None:
-        return
-    try:
-        logs = data_dir / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-        with open(logs / "hook.log", "a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} pid={os.getpid()} {message[:2000]}\n")
-    except OSError:
-        pass
 
 
 def _read_stdin(stdin: IO[bytes] | None) -> bytes:
@@ -282,16 +231,42 @@ def _session_id(payload: dict[str, Any], env: Mapping[str, str]) -> str | None:
     for key in SESSION_KEYS:
         value = payload.get(key)
         if isinstance(value, str | int) and str(value).strip():
-            return _safe_session(str(value))
+            return safe_session_id(str(value))
     given = env.get("AI_MEMORY_SESSION_ID")
-    return _safe_session(given) if given else None
+    return safe_session_id(given) if given else None
 
 
-def _safe_session(value: str) -> str | None:
-    """Session ids become page names; anything unusual is folded to ``-``."""
-    return _UNSAFE_SESSION.sub("-", value.strip()).strip("-.")[:100] or None
-
-
-def _is_session_start(event: str | None, payload: dict[str, Any]) -> bool:
+def _raw_event(event: str | None, payload: dict[str, Any]) -> str:
     name = event or payload.get("hook_event_name") or payload.get("hookEventName") or ""
-    return isinstance(name, str) and name.casefold().replace("_", "-") in SESSION_START
+    return name if isinstance(name, str) else ""
+
+
+def _event_name(event: str | None, payload: dict[str, Any]) -> str:
+    return _raw_event(event, payload).casefold().replace("_", "-")
+
+
+def _packet_query(params: dict[str, str], payload: dict[str, Any]) -> dict[str, str]:
+    query = {k: v for k, v in params.items() if k not in ("ingest_key", "event")}
+    source = payload.get("source")
+    if isinstance(source, str) and source:
+        query["source"] = source[:40]
+    return query
+
+
+def _fresh(marker: Path) -> bool:
+    try:
+        return time.time() - os.stat(marker).st_mtime < UNDELIVERED_MAX_AGE_S
+    except OSError:
+        return False
+
+
+def _mark(marker: Path, missed: bool) -> None:
+    """Leave (or clear) the note that this session's packet has not reached the agent."""
+    try:
+        if missed:
+            marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            marker.touch()
+        elif marker.exists():
+            marker.unlink()
+    except OSError:
+        pass

@@ -15,6 +15,9 @@ from typing import Any
 
 SUFFIX = ".json"
 REJECTED = "rejected"
+# Refused events hold raw, unsanitised payloads: kept briefly for inspection only.
+REJECTED_KEEP_S = 7 * 86400
+REJECTED_KEEP_FILES = 100
 
 
 def new_ingest_key() -> str:
@@ -38,12 +41,37 @@ def remove(spool: Path, key: str) -> None:
         os.unlink(spool / f"{key}{SUFFIX}")
 
 
-def reject(spool: Path, key: str) -> None:
+def reject(spool: Path, key: str, now: float | None = None) -> None:
     """Set aside an event the server refused as invalid: kept for inspection, never retried."""
     folder = spool / REJECTED
     folder.mkdir(exist_ok=True, mode=0o700)
     with contextlib.suppress(FileNotFoundError):
         os.replace(spool / f"{key}{SUFFIX}", folder / f"{key}{SUFFIX}")
+    prune_rejected(spool, time.time() if now is None else now)
+
+
+def prune_rejected(spool: Path, now: float) -> int:
+    """Delete set-aside events older than a week, and all but the newest 100; return how many."""
+    folder = spool / REJECTED
+    try:
+        names = sorted(os.listdir(folder), reverse=True)  # newest first: keys sort by time
+    except FileNotFoundError:
+        return 0
+    removed = 0
+    for index, name in enumerate(names):
+        path = folder / name
+        try:
+            old = now - os.stat(path).st_mtime > REJECTED_KEEP_S
+            if old or index >= REJECTED_KEEP_FILES:
+                os.unlink(path)
+                removed += 1
+        except FileNotFoundError:
+            continue
+    return removed
+
+
+def exists(spool: Path, key: str) -> bool:
+    return os.path.exists(spool / f"{key}{SUFFIX}")
 
 
 def pending(spool: Path, limit: int | None = None, skip: frozenset[str] = frozenset()) -> list[str]:
@@ -59,12 +87,18 @@ def pending(spool: Path, limit: int | None = None, skip: frozenset[str] = frozen
 
 def read(spool: Path, key: str) -> dict[str, Any] | None:
     """The stored entry, or None when another process already delivered it or it is damaged."""
+    return read_sized(spool, key)[0]
+
+
+def read_sized(spool: Path, key: str) -> tuple[dict[str, Any] | None, int]:
+    """The stored entry (or None, as :func:`read`) and its size in bytes."""
     try:
-        with open(spool / f"{key}{SUFFIX}", encoding="utf-8") as handle:
-            entry = json.load(handle)
+        with open(spool / f"{key}{SUFFIX}", "rb") as handle:
+            raw = handle.read()
+        entry = json.loads(raw)
     except FileNotFoundError:
-        return None
+        return None, 0
     except (OSError, ValueError):
         reject(spool, key)
-        return None
-    return entry if isinstance(entry, dict) else None
+        return None, 0
+    return (entry, len(raw)) if isinstance(entry, dict) else (None, 0)

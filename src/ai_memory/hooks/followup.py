@@ -28,7 +28,7 @@ class SessionFinisher:
         self._idle.set()
         self._task: asyncio.Task[None] | None = None
         self._failed: dict[SessionKey, int] = {}
-        self._delay = 0.0
+        self._done: dict[SessionKey, asyncio.Event] = {}
         self.pages_written = 0
         self.failures = 0
         self.on_end: Callable[[EndResult], None] | None = None
@@ -56,8 +56,18 @@ class SessionFinisher:
         if key in self._pending:
             return
         self._pending.add(key)
+        self._done.setdefault(key, asyncio.Event())
         self._idle.clear()
         self._queue.put_nowait((key, reason))
+
+    async def wait_for(self, key: SessionKey, timeout: float) -> bool:
+        """Wait until ``key`` is no longer queued (or ``timeout``); True when it is done."""
+        done = self._done.get(key)
+        if done is None:
+            return True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), timeout=timeout)
+        return key not in self._pending
 
     async def flush_wait(self) -> None:
         await self._idle.wait()
@@ -69,21 +79,32 @@ class SessionFinisher:
         return self.pending
 
     def _retry_later(self, key: SessionKey, reason: str) -> None:
-        """A busy writer is no reason to lose a page: try again a few times, then give up."""
+        """A busy writer is no reason to lose a page: try again a few times, later.
+
+        Only this session waits; after the last try the scheduler's scan for ended
+        sessions without a page picks it up again.
+        """
         attempts = self._failed.get(key, 0) + 1
         if attempts > RETRIES:
             self._failed.pop(key, None)
             return
         self._failed[key] = attempts
-        self.enqueue(key, reason)
-        self._delay = min(2.0 * attempts, 10.0)
+        self._pending.add(key)
+        self._idle.clear()
+        delay = min(2.0 * attempts, 10.0)
+        asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, (key, reason))
+
+    def _settled(self, key: SessionKey) -> None:
+        if key not in self._pending:
+            done = self._done.pop(key, None)
+            if done is not None:
+                done.set()
+        if not self._pending:
+            self._idle.set()
 
     async def _run(self) -> None:
         while True:
             key, reason = await self._queue.get()
-            if self._delay:
-                await asyncio.sleep(self._delay)
-                self._delay = 0.0
             # Taken off the pending set first: an event arriving while the page is
             # being written queues the session again, so nothing is missed.
             self._pending.discard(key)
@@ -98,5 +119,4 @@ class SessionFinisher:
                 self.failures += 1
                 log.exception("could not end session %s", key)
                 self._retry_later(key, reason)
-            if not self._pending:
-                self._idle.set()
+            self._settled(key)

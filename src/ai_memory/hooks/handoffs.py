@@ -32,11 +32,11 @@ INSERT INTO handoffs (workspace, project, origin, status, from_session, from_age
     content, created_at)
 VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)
 """
-EXPIRE_AUTOMATIC = """
-UPDATE handoffs SET status = 'expired'
+OPEN_AUTOMATIC = """
+SELECT id, from_session, cwd FROM handoffs
 WHERE workspace = ? AND project = ? AND origin = 'automatic' AND status = 'open'
-    AND (from_session = ? OR coalesce(cwd, '') = coalesce(?, ''))
 """
+EXPIRE = "UPDATE handoffs SET status = 'expired' WHERE id = ? AND status = 'open'"
 OPEN_HANDOFFS = f"""
 SELECT {HANDOFF_COLUMNS} FROM handoffs
 WHERE workspace = ? AND project = ? AND status = 'open'
@@ -117,7 +117,7 @@ def insert_handoff(
 ) -> dict[str, Any]:
     pages.ensure_project(conn, scope, now)
     if origin == "automatic":
-        conn.execute(EXPIRE_AUTOMATIC, (scope.workspace, scope.project, from_session, cwd))
+        expire_superseded(conn, scope, from_session, cwd)
     cursor = conn.execute(
         INSERT_HANDOFF,
         (
@@ -136,6 +136,20 @@ def insert_handoff(
     return handoff_dict(row)
 
 
+def expire_superseded(
+    conn: sqlite3.Connection, scope: Scope, from_session: str | None, cwd: str | None
+) -> None:
+    """Older automatic handoffs of the same session, or ones a claim would match the same
+    directory with (:func:`same_place`, as claiming uses), give way to a new one."""
+    rows = conn.execute(OPEN_AUTOMATIC, (scope.workspace, scope.project)).fetchall()
+    stale = [
+        (row["id"],)
+        for row in rows
+        if (from_session and row["from_session"] == from_session) or same_place(row["cwd"], cwd)
+    ]
+    conn.executemany(EXPIRE, stale)
+
+
 def claim_command(
     scope: Scope,
     *,
@@ -144,9 +158,14 @@ def claim_command(
     cwd: str | None,
     via: Literal["hook", "api"],
     handoff_id: int | None = None,
+    claim_new: bool = True,
     clock: Callable[[], str] = now_iso,
 ) -> Callable[[sqlite3.Connection], tuple[AcceptResult, dict[str, Any] | None]]:
-    """A writer command claiming one handoff (the given one, or the best open one)."""
+    """A writer command claiming one handoff (the given one, or the best open one).
+
+    Through the hook it is idempotent per session: a session that already claimed one
+    gets that one again. ``claim_new=False`` only looks that up.
+    """
 
     def command(conn: sqlite3.Connection) -> tuple[AcceptResult, dict[str, Any] | None]:
         if handoff_id is not None:
@@ -160,7 +179,13 @@ def claim_command(
             if row["status"] != "open":
                 raise InvalidInput(f"handoff {handoff_id} is {row['status']}, not open")
         else:
-            row = best_open(conn, scope, session_id, cwd)
+            if via == "hook" and session_id:
+                mine = conn.execute(
+                    CONSUMED_BY_HOOK, (scope.workspace, scope.project, session_id)
+                ).fetchone()
+                if mine is not None:
+                    return "claimed", handoff_dict(mine)
+            row = best_open(conn, scope, session_id, cwd) if claim_new else None
             if row is None:
                 if session_id:
                     consumed = conn.execute(

@@ -17,6 +17,7 @@ from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import Scope
 from ai_memory.core.text import fts_text
 from ai_memory.hookclient.resolve import resolve_project
+from ai_memory.hookclient.sessionid import safe_session_id
 from ai_memory.hooks.aliases import normalise, pick
 from ai_memory.hooks.sanitize import SanitizedObservation, Sanitizer
 from ai_memory.store import pages
@@ -25,7 +26,6 @@ PARAMS = ("event", "agent", "cwd", "workspace", "project", "session_id", "ingest
 INGEST_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 SESSION_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 AGENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
-_SESSION_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 INSERT_OBSERVATION = """
 INSERT OR IGNORE INTO observations
@@ -68,18 +68,10 @@ def parse_event(
     """Validate parameters and payload; raise :class:`InvalidInput` saying what is wrong."""
     if not isinstance(body, dict):
         raise InvalidInput("the hook body must be a JSON object")
-    agent = _param(params, "agent") or "generic"
-    if not AGENT.match(agent):
-        raise InvalidInput(f"agent {agent[:80]!r} is not a valid agent name")
+    agent, cwd, scope = common_params(params, body, sanitizer)
     key = _param(params, "ingest_key")
     if key is not None and not INGEST_KEY.match(key):
         raise InvalidInput("ingest_key must be 1-64 characters of A-Z, a-z, 0-9, '_' or '-'")
-    cwd = _param(params, "cwd") or _str(pick(body, "cwd"))
-    if cwd is not None and len(cwd) > 4096:
-        raise InvalidInput("cwd is longer than 4096 characters")
-    if cwd is not None:
-        cwd = sanitizer.clean(cwd, 4096) or None
-    scope = scope_from(params, cwd)
     session_id = _session_id(params, body, agent, today)
     event = _param(params, "event")
     if event is not None and len(event) > 200:
@@ -88,6 +80,31 @@ def parse_event(
     extra = {"cwd": cwd} if cwd else None
     observation = sanitizer.observation(normalised, session_id, extra)
     return HookEvent(scope, key, cwd, observation)
+
+
+def common_params(
+    params: Mapping[str, str], body: Mapping[str, object], sanitizer: Sanitizer
+) -> tuple[str, str | None, Scope]:
+    """The agent, the (sanitized) cwd and the scope: checked alike for /hook and /handoff."""
+    agent = _param(params, "agent") or "generic"
+    if not AGENT.match(agent):
+        raise InvalidInput(f"agent {agent[:80]!r} is not a valid agent name")
+    cwd = _param(params, "cwd") or _str(pick(body, "cwd"))
+    if cwd is not None and len(cwd) > 4096:
+        raise InvalidInput("cwd is longer than 4096 characters")
+    if cwd is not None:
+        cwd = sanitizer.clean(cwd, 4096) or None
+    return agent, cwd, scope_from(params, cwd)
+
+
+def given_session_id(params: Mapping[str, str]) -> str | None:
+    """The ``session_id`` parameter, checked; None when absent."""
+    given = _param(params, "session_id")
+    if given is not None and not SESSION_ID.match(given):
+        raise InvalidInput(
+            "session_id must be 1-100 characters of letters, digits, '_', '-' or '.'"
+        )
+    return given
 
 
 def store_command(
@@ -191,16 +208,12 @@ def scope_from(params: Mapping[str, str], cwd: str | None) -> Scope:
 def _session_id(
     params: Mapping[str, str], body: Mapping[str, object], agent: str, today: str | None
 ) -> str:
-    given = _param(params, "session_id")
+    given = given_session_id(params)
     if given is not None:
-        if not SESSION_ID.match(given):
-            raise InvalidInput(
-                "session_id must be 1-100 characters of letters, digits, '_', '-' or '.'"
-            )
         return given
     found = pick(body, "session_id")
     if isinstance(found, str | int) and str(found).strip():
-        cleaned = _SESSION_UNSAFE.sub("-", str(found)).strip("-.")[:100]
+        cleaned = safe_session_id(str(found))
         if cleaned and SESSION_ID.match(cleaned):
             return cleaned
     day = (today or now_iso())[:10].replace("-", "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -15,12 +16,11 @@ from ai_memory.hooks.brief import build_packet, read_source
 from ai_memory.hooks.followup import SessionFinisher
 from ai_memory.hooks.handoffs import claim_command
 from ai_memory.hooks.ingest import (
-    AGENT,
-    SESSION_ID,
     HookEvent,
     IngestOutcome,
+    common_params,
+    given_session_id,
     parse_event,
-    scope_from,
     store_command,
 )
 from ai_memory.hooks.sanitize import Sanitizer
@@ -34,6 +34,9 @@ from ai_memory.hooks.sessions import (
 from ai_memory.runtime import Runtime
 
 MAX_BATCH = 256
+_DIGITS = re.compile(r"[0-9]{1,5}")
+# Sessions that continue (not start afresh) take no new handoff.
+NO_NEW_CLAIM = frozenset({"compact", "resume"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,13 @@ class HookService:
         self.finisher.start()
         for key in self.runtime.readers.read(unwritten_pages):
             self.finisher.enqueue(key)
+
+    async def requeue_unwritten(self) -> int:
+        """Queue ended sessions still without a page (their tries ran out); return how many."""
+        keys = await self.runtime.readers.aread(unwritten_pages)
+        for key in keys:
+            self.finisher.enqueue(key)
+        return len(keys)
 
     async def stop(self) -> None:
         await self.finisher.stop()
@@ -150,32 +160,46 @@ class HookService:
                 raise NotFound(f"no open session{who} in {scope}")
         key = SessionKey(scope.workspace, scope.project, session_id)
         self.finisher.enqueue(key, "finalized")
-        pending = await self.finisher.flush(timeout)
+        done = await self.finisher.wait_for(key, timeout)
+        pending = self.finisher.pending
         page_id = await self.runtime.readers.aread(lambda conn: session_page_id(conn, key))
         page = f"sessions/{session_id}.md" if page_id is not None else None
-        return {"session_id": session_id, "page": page, "page_id": page_id, "pending": pending}
+        return {
+            "session_id": session_id,
+            "page": page,
+            "page_id": page_id,
+            "done": done,
+            "pending": pending,
+        }
 
     # -- session start ------------------------------------------------------------
 
     async def session_start_packet(self, params: Mapping[str, str]) -> dict[str, Any]:
-        """Claim the best handoff (exactly once) and pack it with the project brief."""
-        cwd = params.get("cwd") or None
-        if cwd is not None:
-            cwd = self.sanitizer.clean(cwd[:4096], 4096) or None
-        scope = scope_from(params, cwd)
-        session_id = params.get("session_id") or None
-        if session_id is not None and not SESSION_ID.match(session_id):
-            raise InvalidInput("session_id must be 1-100 characters of letters, digits, _ - .")
-        agent = params.get("agent") or None
-        if agent is not None and not AGENT.match(agent):
-            raise InvalidInput(f"agent {agent[:80]!r} is not a valid agent name")
+        """Claim the best handoff (exactly once) and pack it with the project brief.
+
+        A session asking again gets the handoff it already claimed (its first answer may
+        never have reached the agent). A session resumed or compacted claims nothing new.
+        """
+        agent, cwd, scope = common_params(params, {}, self.sanitizer)
+        session_id = given_session_id(params)
         budget = _budget(params.get("budget"), self.runtime.config.hooks.brief_chars)
-        command = claim_command(scope, agent=agent, session_id=session_id, cwd=cwd, via="hook")
+        source = params.get("source") or None
+        command = claim_command(
+            scope,
+            agent=agent,
+            session_id=session_id,
+            cwd=cwd,
+            via="hook",
+            claim_new=source not in NO_NEW_CLAIM,
+        )
         _, handoff = await self.runtime.writer.run(
             command, timeout=self.runtime.config.store.write_timeout_s
         )
-        source = await self.runtime.readers.aread(lambda conn: read_source(conn, scope, session_id))
-        return build_packet(scope, handoff, source, budget)
+        stale = iso(utc_now() - timedelta(seconds=self.runtime.config.hooks.idle_end_s))
+        source_data = await self.runtime.readers.aread(
+            lambda conn: read_source(conn, scope, session_id, stale)
+        )
+        return build_packet(scope, handoff, source_data, budget)
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -189,6 +213,6 @@ class HookService:
 def _budget(value: str | None, default: int) -> int:
     if value is None or value == "":
         return default
-    if not value.isdigit():
-        raise InvalidInput("budget must be a whole number of characters")
+    if not _DIGITS.fullmatch(value):
+        raise InvalidInput("budget must be a whole number of characters (at most 5 digits)")
     return int(value)

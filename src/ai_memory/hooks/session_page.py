@@ -13,6 +13,10 @@ from ai_memory.core.identity import Scope
 PROMPTS_TOTAL_CAP = 200 * 1024
 TITLE_CHARS = 120
 _SPACES = re.compile(r"\s+")
+_BACKTICKS = re.compile(r"`+")
+# Link syntax in captured text ("[[page]]", "[label](page.md)") must not become a real link.
+_LINK_OPENERS = re.compile(r"\[(?=\[)|\](?=\()")
+_ZWSP = "\u200b"
 
 SESSION_ROW = """
 SELECT session_id, agent, cwd, started_at, last_event_at, ended_at, end_reason, page_id
@@ -178,7 +182,7 @@ def render_page(digest: SessionDigest, ended_at: str) -> tuple[str, dict[str, An
         lines += ["", "## Last assistant message", "", _escape_block(digest.last_assistant)]
     lines += ["", f"## Observations (last {len(digest.recent)} of {digest.observation_count})", ""]
     for obs in digest.recent:
-        excerpt = _one_line(obs["body"])[:200]
+        excerpt = _one_line(obs["body"][:400])[:200]
         tool = f" {obs['tool_name']}" if obs["tool_name"] else ""
         lines.append(f"- {obs['created_at']} {obs['kind']}{tool}: {excerpt}")
     meta: dict[str, Any] = {
@@ -195,14 +199,17 @@ def render_page(digest: SessionDigest, ended_at: str) -> tuple[str, dict[str, An
 
 
 def _one_line(text: str) -> str:
-    return _SPACES.sub(" ", text).strip()
+    """Captured text on one line, its link syntax broken so it links nowhere."""
+    return _no_links(_SPACES.sub(" ", text).strip())
+
+
+def _no_links(text: str) -> str:
+    return _LINK_OPENERS.sub(lambda m: m.group(0) + _ZWSP, text)
 
 
 def _escape_block(text: str) -> str:
-    """Captured text stays plain content: it cannot open a frontmatter block or a heading."""
-    out = []
-    for line in text.splitlines():
-        if line.startswith(("#", "---")):
-            line = "\\" + line
-        out.append(line)
-    return "\n".join(out)
+    """Captured text stays plain content: a code block no backtick run inside can close,
+    so it opens no heading, frontmatter or code block of its own, and links nowhere."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{_no_links(text)}\n{fence}"

@@ -1,4 +1,4 @@
-"""Periodic work inside ``serve``: sessions left without an end are ended when idle."""
+"""Periodic work inside ``serve``: idle sessions are ended, missing session pages retried."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ log = logging.getLogger(__name__)
 
 class IdleEnder(Protocol):
     async def end_idle(self, idle_s: float) -> int: ...
+
+    async def requeue_unwritten(self) -> int: ...
 
 
 class Scheduler:
@@ -36,9 +38,10 @@ class Scheduler:
 
     async def run_once(self) -> int:
         ended = await self.hooks.end_idle(self.idle_end_s)
+        retried = await self.hooks.requeue_unwritten()
         self.rounds += 1
-        if ended:
-            log.info("ending %d idle session(s)", ended)
+        if ended or retried:
+            log.info("ending %d idle session(s); retrying %d missing page(s)", ended, retried)
         return ended
 
     async def _run(self) -> None:

@@ -1,0 +1,176 @@
+"""Posting spooled events: batches bounded by count and bytes, a refused size never a dead end.
+
+Standard library only. The server refuses bodies over its request limit (413): a
+batch that is too big is split and its items sent one by one; one event that is
+still too big is shrunk in the spool and kept, never thrown away.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from ai_memory.hookclient import spool
+from ai_memory.hookclient.shrink import SMALL_FIELD_CAP, shrink
+from ai_memory.hookclient.transport import Transport, Unreachable
+
+# Well under the server's default 4 MiB request limit.
+BATCH_BYTES = 1024 * 1024
+LOG_CAP = 1024 * 1024
+TOO_LARGE = 413
+_KEEP = (401, 403, 404, 408, 413, 429)
+
+
+class Item:
+    """One spooled event on its way: its key, the batch item, its size on disk."""
+
+    def __init__(self, key: str, item: dict[str, Any], size: int) -> None:
+        self.key = key
+        self.item = item
+        self.size = size
+
+
+class Tally:
+    """What a delivery round did: delivered, refused for good, still spooled, answered 429."""
+
+    def __init__(self) -> None:
+        self.delivered = 0
+        self.rejected = 0
+        self.kept = 0
+        self.saturated = 0
+        self.shrunk = 0
+
+    @property
+    def settled(self) -> int:
+        return self.delivered + self.rejected
+
+
+def retry_spooled(
+    transport: Transport,
+    folder: Path,
+    limit: int,
+    data_dir: Path,
+    skip: set[str] | None = None,
+    max_bytes: int = BATCH_BYTES,
+) -> Tally:
+    """Post up to ``limit`` of the oldest spooled events, in batches of at most ``max_bytes``."""
+    tally = Tally()
+    items = load(folder, spool.pending(folder, limit, frozenset(skip or ())))
+    for batch in batches(items, max_bytes):
+        try:
+            post_batch(transport, folder, batch, data_dir, tally)
+        except Unreachable as exc:
+            log_error(data_dir, f"retry stopped: {exc}")
+            break
+    tally.kept = sum(1 for item in items if spool.exists(folder, item.key))
+    return tally
+
+
+def load(folder: Path, keys: list[str]) -> list[Item]:
+    items = []
+    for key in keys:
+        entry, size = spool.read_sized(folder, key)
+        if entry is not None and isinstance(entry.get("params"), dict):
+            body = entry.get("body") or {}
+            items.append(Item(key, {"params": entry["params"], "body": body}, size))
+    return items
+
+
+def batches(items: list[Item], max_bytes: int) -> list[list[Item]]:
+    """Consecutive groups, each under ``max_bytes`` (an item over it goes alone)."""
+    groups: list[list[Item]] = []
+    size = 0
+    for item in items:
+        if not groups or size + item.size > max_bytes:
+            groups.append([])
+            size = 0
+        groups[-1].append(item)
+        size += item.size + 2
+    return groups
+
+
+def post_batch(
+    transport: Transport, folder: Path, batch: list[Item], data_dir: Path, tally: Tally
+) -> None:
+    """Post ``batch``; on 413 split it, down to single events, which are shrunk and kept."""
+    status, answer = transport.request("POST", "/hook/batch", {}, [i.item for i in batch])
+    if status == TOO_LARGE:
+        if len(batch) == 1:
+            shrink_spooled(folder, batch[0].key, data_dir)
+            tally.shrunk += 1
+            return
+        half = len(batch) // 2
+        post_batch(transport, folder, batch[:half], data_dir, tally)
+        post_batch(transport, folder, batch[half:], data_dir, tally)
+        return
+    if status != 200 or not isinstance(answer, dict):
+        log_error(data_dir, f"retry refused ({status}): {answer}")
+        if status == 429:
+            tally.saturated += len(batch)
+        return
+    answered = set()
+    for result in answer.get("results") or []:
+        index = result.get("index") if isinstance(result, dict) else None
+        if isinstance(index, int) and 0 <= index < len(batch) and index not in answered:
+            answered.add(index)
+            status_i = int(result.get("status", 0))
+            settle(folder, batch[index].key, status_i, result.get("error"), data_dir, tally)
+
+
+def settle(folder: Path, key: str, status: int, answer: Any, data_dir: Path, tally: Tally) -> None:
+    """Act on the server's answer for one spooled event."""
+    if status == 202:
+        spool.remove(folder, key)
+        tally.delivered += 1
+    elif status == TOO_LARGE:
+        shrink_spooled(folder, key, data_dir)
+        tally.shrunk += 1
+    elif 400 <= status < 500 and status not in _KEEP:
+        spool.reject(folder, key)
+        log_error(data_dir, f"event {key} refused ({status}): {answer}")
+        tally.rejected += 1
+    else:
+        log_error(data_dir, f"event {key} kept in the spool ({status}): {answer}")
+        if status == 429:
+            tally.saturated += 1
+
+
+def shrink_spooled(folder: Path, key: str, data_dir: Path) -> None:
+    """The server found this event too big: keep it, with every field cut much shorter.
+
+    An event refused again after that is set aside, so it cannot block the spool.
+    """
+    entry = spool.read(folder, key)
+    if entry is None:
+        return
+    if entry.get("shrunk"):
+        spool.reject(folder, key)
+        log_error(data_dir, f"event {key} is too large for the server even when shrunk")
+        return
+    body = entry.get("body")
+    entry["body"] = shrink(body if isinstance(body, dict) else {}, SMALL_FIELD_CAP)
+    entry["shrunk"] = True
+    spool.write(folder, key, entry)
+    log_error(data_dir, f"event {key} was too large for the server; shrunk and kept")
+
+
+def log_error(data_dir: Path | None, message: str) -> None:
+    """Append to ``logs/hook.log``; past its size cap the log starts over (one old copy kept)."""
+    if data_dir is None:
+        return
+    try:
+        logs = data_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        path = logs / "hook.log"
+        try:
+            if os.stat(path).st_size > LOG_CAP:
+                os.replace(path, logs / "hook.log.1")
+        except FileNotFoundError:
+            pass
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} pid={os.getpid()} {message[:2000]}\n")
+    except OSError:
+        pass
