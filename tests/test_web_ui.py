@@ -286,3 +286,17 @@ def test_serve_prints_the_ui_and_sign_in_addresses_but_never_the_token(
     assert f"sign in:  {web_server.url}/web/login (token file below)\n" in printed
     assert "token:    " in printed  # where the token file is; the path may wrap
     assert web_server.token not in printed
+
+
+def test_a_deleted_page_shows_its_last_version_and_history(web_server: ServerProcess) -> None:
+    api_path = "/api/v1/projects/default/api/pages/notes/gone.md"
+    with web_server.client() as api:
+        api.put(api_path, json={"body": "soon gone"}).raise_for_status()
+        api.delete(api_path).raise_for_status()
+    with browser(web_server) as client:
+        page = client.get("/web/default/api/page/notes/gone.md")
+        listing = client.get("/web/default/api")
+    assert page.status_code == 200 and "soon gone" in page.text
+    notice = page.text.split('id="old-version"')[1].split("</p>")[0]
+    assert "deleted" in notice
+    assert "/web/default/api/page/notes/gone.md" not in hrefs(listing.text)
