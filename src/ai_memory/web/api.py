@@ -20,7 +20,6 @@ router = APIRouter(prefix="/api/v1")
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 
-
 class PageWrite(BaseModel):
     """A page write: the body (may carry its own frontmatter) plus optional fields."""
 
