@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,8 +17,9 @@ from typing import Any
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from ai_memory.mcp.bridge import TIMEOUT_S, Forwarder, Target
 from tests.conftest import ServerProcess, clean_env, free_port
-from tests.mcp_support import bridge, data, failure, module_server
+from tests.mcp_support import bridge, data, db_path, failure, module_server
 
 BRIDGE = [sys.executable, "-m", "ai_memory", "mcp-bridge"]
 
@@ -162,3 +167,76 @@ def test_bridge_usage_and_bad_options(tmp_path: Path) -> None:
     assert shown.returncode == 0 and "usage: ai-memory mcp-bridge" in shown.stdout
     bad = run_bridge(["--port", "1"], clean_env())
     assert bad.returncode == 1 and "unknown option '--port'" in bad.stderr
+
+
+def tool_line(request_id: int, name: str, **arguments: Any) -> bytes:
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    return json.dumps(message).encode()
+
+
+def forwarder(srv: ServerProcess, timeout: float = TIMEOUT_S) -> Forwarder:
+    target = Target(srv.url, srv.token, None, str(srv.data_dir), None)
+    return Forwarder(target, timeout=timeout)
+
+
+def feedback_rows(srv: ServerProcess, path: str) -> int:
+    with sqlite3.connect(db_path(srv)) as conn:
+        row = conn.execute("SELECT count(*) FROM page_feedback WHERE path = ?", (path,)).fetchone()
+    return int(row[0])
+
+
+def wait_for_rows(srv: ServerProcess, path: str) -> int:
+    """Feedback rows once the server has worked through what it was sent."""
+    deadline = time.monotonic() + 30
+    while feedback_rows(srv, path) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with srv.client() as client:  # one more round trip: anything queued before it is done
+        assert client.get("/healthz").status_code == 200
+    return feedback_rows(srv, path)
+
+
+def test_bridge_does_not_resend_a_call_that_timed_out(srv: ServerProcess) -> None:
+    bridged = forwarder(srv, timeout=1.0)
+    wrote = json.loads(
+        bridged.forward(tool_line(1, "memory_write_page", project="once", path="f.md", body="x"))
+        or b"{}"
+    )
+    assert wrote["result"]["isError"] is False
+    assert srv.process is not None
+    os.kill(srv.process.pid, signal.SIGSTOP)  # the server takes the call but cannot answer
+    try:
+        answer = bridged.forward(
+            tool_line(2, "memory_feedback", project="once", path="f.md", signal="helpful")
+        )
+    finally:
+        os.kill(srv.process.pid, signal.SIGCONT)
+    assert wait_for_rows(srv, "f.md") == 1  # run once, not once per attempt
+    error = json.loads(answer or b"{}")
+    assert error["id"] == 2 and error["error"]["code"] == -32000
+    assert "no answer" in error["error"]["message"] and "may still" in error["error"]["message"]
+    again = json.loads(bridged.forward(tool_line(3, "memory_status", project="once")) or b"{}")
+    assert again["result"]["structuredContent"]["project"]["pages"] == 1
+
+
+def test_bridge_resends_on_a_keep_alive_connection_the_server_closed(
+    srv: ServerProcess,
+) -> None:
+    bridged = forwarder(srv)
+    bridged.check()
+    assert bridged.reused  # the next call would go out on the same connection
+    srv.stop()
+    srv.start()  # same port: the old connection is dead, the server is back
+    answer = json.loads(bridged.forward(tool_line(4, "memory_status", project="alive")) or b"{}")
+    assert answer["result"]["structuredContent"]["scope"]["project"] == "alive"
+
+
+def test_bridge_does_not_resend_on_a_fresh_connection(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    bridged = Forwarder(Target(url, None, None, str(tmp_path), None))
+    answer = json.loads(bridged.forward(tool_line(5, "memory_status")) or b"{}")
+    assert answer["id"] == 5 and "cannot reach the ai-memory server" in answer["error"]["message"]

@@ -34,6 +34,9 @@ SESSION_ENV = (
 )
 TIMEOUT_S = 60.0
 PROBE = b'{"jsonrpc":"2.0","id":"ai-memory-bridge-probe","method":"ping"}'
+# How a keep-alive connection the server already closed fails (RemoteDisconnected
+# is a ConnectionResetError): the message never reached the server.
+STALE = (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected)
 
 
 class BridgeError(Exception):
@@ -103,35 +106,73 @@ def _flags(argv: list[str]) -> dict[str, str]:
 
 
 class Forwarder:
-    """One keep-alive connection to the server's /mcp endpoint."""
+    """One keep-alive connection to the server's /mcp endpoint.
 
-    def __init__(self, target: Target) -> None:
+    A message is sent again only when the server closed an idle keep-alive
+    connection before reading it: the send, or the wait for the status line,
+    failed on a reused connection with a broken pipe, a reset or a close and not
+    one response byte arrived. After a timeout or a fresh connection's failure
+    the call may have run, and tools such as memory_feedback or the handoff tools
+    must not run twice, so the error goes back to the agent instead.
+    """
+
+    def __init__(self, target: Target, timeout: float = TIMEOUT_S) -> None:
         parts = urlsplit(target.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise BridgeError(f"server URL {target.url!r} is not http(s)://host:port")
         self.target = target
+        self.timeout = timeout
         self.path = (parts.path.rstrip("/") or "") + "/mcp"
         self.protocol_version: str | None = None
         connection = (
             http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         )
-        self.conn = connection(parts.hostname, parts.port, timeout=TIMEOUT_S)
+        self.conn = connection(parts.hostname, parts.port, timeout=timeout)
+        self.reused = False  # the connection has carried an answered request
 
     def post(self, body: bytes) -> tuple[int, bytes]:
         headers = self.target.headers(self.protocol_version)
-        for attempt in (1, 2):
+        while True:
+            reused = self.reused
             try:
                 self.conn.request("POST", self.path, body=body, headers=headers)
                 response = self.conn.getresponse()
-                return response.status, response.read()
-            except (ConnectionError, http.client.HTTPException, OSError) as exc:
+            except (http.client.HTTPException, OSError) as exc:
+                connected = self.conn.sock is not None
+                self._drop()
+                if reused and isinstance(exc, STALE):
+                    continue  # the server had closed it; the next try is on a fresh connection
+                raise BridgeError(self._failure(exc, connected)) from exc
+            try:
+                answer = response.read()
+            except (http.client.HTTPException, OSError) as exc:
+                self._drop()
+                raise BridgeError(self._failure(exc, connected=True)) from exc
+            self.reused = not response.will_close
+            if response.will_close:
                 self.conn.close()
-                if attempt == 2 or isinstance(exc, ConnectionRefusedError):
-                    raise BridgeError(
-                        f"cannot reach the ai-memory server at {self.target.url} "
-                        f"({type(exc).__name__}: {exc}); is `ai-memory serve` running?"
-                    ) from exc
-        raise AssertionError("unreachable")
+            return response.status, answer
+
+    def _drop(self) -> None:
+        self.conn.close()
+        self.reused = False
+
+    def _failure(self, exc: BaseException, connected: bool) -> str:
+        """Why the call failed, and whether it may have run on the server."""
+        where = f"the ai-memory server at {self.target.url}"
+        if not connected:
+            return (
+                f"cannot reach {where} ({type(exc).__name__}: {exc}); is `ai-memory serve` running?"
+            )
+        if isinstance(exc, TimeoutError):
+            return (
+                f"no answer from {where} within {self.timeout:g} s; the call may still "
+                "complete there, so check (e.g. memory_read_page) before repeating it"
+            )
+        return (
+            f"the connection to {where} failed during the call ({type(exc).__name__}: {exc}); "
+            "it may have run, so check before repeating it"
+        )
 
     def check(self) -> None:
         """Fail now, not on the agent's first tool call, if the server will not answer."""
