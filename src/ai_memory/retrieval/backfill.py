@@ -27,6 +27,7 @@ from ai_memory.store.writer import Writer
 log = logging.getLogger(__name__)
 
 PAGES_PER_ROUND = 16
+SLICE = 64  # texts per model call between checks for shutdown
 STALE_BATCH = 5000
 
 
@@ -66,13 +67,27 @@ def vector_status(conn: sqlite3.Connection, embedder: Embedder) -> dict[str, Any
     }
 
 
-def embed_rows(writer: Writer, embedder: Embedder, rows: list[sqlite3.Row]) -> int:
-    """Embed the pages' chunks in one model call, store each page's vectors; count chunks."""
+def embed_rows(
+    writer: Writer,
+    embedder: Embedder,
+    rows: list[sqlite3.Row],
+    stopping: Callable[[], bool] = lambda: False,
+) -> int:
+    """Embed the pages' chunks, store each page's vectors; count chunks.
+
+    ``stopping`` is checked between slices of the model's work, so a shutdown
+    never waits for a whole batch of long pages (nothing is stored then).
+    """
     import numpy as np
 
     per_page = [chunk_page(r["title"], r["body"], json.loads(r["frontmatter"])) for r in rows]
     texts = [text for chunks in per_page for text in chunks]
-    matrix = embedder.embed(texts)
+    parts = []
+    for start in range(0, len(texts), SLICE):
+        if stopping():
+            return 0
+        parts.append(embedder.embed(texts[start : start + SLICE]))
+    matrix = np.vstack(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
     identity = (embedder.provider, embedder.model, embedder.dim)
     now = now_iso()
     batches: list[tuple[int, list[bytes]]] = []
@@ -158,6 +173,7 @@ class BackgroundEmbedder:
         rows = pending_pages(self.readers, self.embedder, self.watermark, PAGES_PER_ROUND)
         if not rows:
             return 0
-        embed_rows(self.writer, self.embedder, rows)
+        if not embed_rows(self.writer, self.embedder, rows, self._stop.is_set):
+            return 0
         self.watermark = int(rows[-1]["id"])
         return len(rows)
