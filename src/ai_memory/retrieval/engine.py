@@ -6,6 +6,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Collection
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -57,9 +58,13 @@ RAW_SNIPPET_WORDS = 40
 class VectorStream(Protocol):
     """The optional vector stream (see ``retrieval.vectors``)."""
 
+    def embed(self, text: str) -> Future[Any]: ...
+
     def stream(
-        self, conn: sqlite3.Connection, text: str, page_filter: PageFilter, limit: int
+        self, conn: sqlite3.Connection, embedding: Future[Any], page_filter: PageFilter, limit: int
     ) -> StreamResult: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,16 +91,19 @@ class Engine:
         self, conn: sqlite3.Connection, request: SearchRequest, scope: SearchScope, now: str
     ) -> SearchResponse:
         started = time.perf_counter()
+        embedding = None
+        if self.vectors is not None and self.settings.weight_vectors > 0 and request.query.strip():
+            embedding = self.vectors.embed(request.query)
         prepared = prepare(request.query, self.stopwords)
         common = self.terms.common(conn, prepared.words) if prepared.mode == "words" else set()
         query = prepared.without(common)
         page_filter = self._filter(request, scope.main, now)
-        ranked = self._rank(conn, query, page_filter, request, request.limit)
+        ranked = self._rank(conn, query, page_filter, request, request.limit, embedding)
         global_hits: list[Hit] = []
         if scope.shared is not None and not query.empty and _has_pages(conn, scope.shared):
             shared_filter = self._filter(request, (scope.shared,), now)
             limit = min(request.limit, GLOBAL_LIMIT)
-            global_hits = self._rank(conn, query, shared_filter, request, limit).hits
+            global_hits = self._rank(conn, query, shared_filter, request, limit, embedding).hits
         raw_hits = [] if ranked.hits else _raw_hits(conn, ranked.observations, request.limit)
         total_ms = (time.perf_counter() - started) * 1000
         explain = None
@@ -145,6 +153,7 @@ class Engine:
         page_filter: PageFilter,
         request: SearchRequest,
         limit: int,
+        embedding: Future[Any] | None = None,
     ) -> _Ranked:
         n = max(self.settings.candidates, limit)
         results: list[StreamResult] = []
@@ -170,9 +179,9 @@ class Engine:
             return evidence_stream(conn, observations, page_filter, limit=n)
 
         timed(evidence)
-        if self.vectors is not None and self.settings.weight_vectors > 0:
+        if self.vectors is not None and embedding is not None:
             vectors = self.vectors
-            timed(lambda: vectors.stream(conn, request.query, page_filter, n))
+            timed(lambda: vectors.stream(conn, embedding, page_filter, n))
         if request.include_superseded or request.as_of:
             timed(lambda: history_stream(conn, query, page_filter, limit=n))
         seeds = list(

@@ -41,6 +41,8 @@ class Retriever:
         """Stop the background embedder (before the writer stops)."""
         if self.background is not None:
             self.background.stop()
+        if self.engine.vectors is not None:
+            self.engine.vectors.close()
 
     @classmethod
     def build(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from ai_memory.llm.embeddings import Embedder
@@ -79,7 +80,7 @@ class VectorIndex:
         self.count += len(rows)
 
     def nearest(
-        self, conn: sqlite3.Connection, text: str, page_filter: PageFilter, limit: int
+        self, conn: sqlite3.Connection, embedding: Future[Any], page_filter: PageFilter, limit: int
     ) -> list[tuple[int, float, int]]:
         """(page_id, similarity, chunk) of the best chunks, one per page, best first."""
         np = self.np
@@ -92,7 +93,7 @@ class VectorIndex:
         blocks = [b for b in blocks if b.size]
         if not blocks:
             return []
-        query = self.embedder.embed([text])[0]
+        query = embedding.result()
         k = limit * CHUNKS_PER_HIT
         found: list[tuple[float, int, int]] = []
         for block in blocks:
@@ -138,15 +139,27 @@ def _grow(np: Any, array: Any, capacity: int) -> Any:
 
 
 class VectorSearch:
-    """The engine's vector stream."""
+    """The engine's vector stream.
+
+    The query is embedded on a helper thread as soon as the search starts, so
+    the model runs while the SQL streams do (both release the GIL), and one
+    embedding serves the project search and the ``_global`` one.
+    """
 
     def __init__(self, index: VectorIndex) -> None:
         self.index = index
+        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ai-memory-embed-query")
+
+    def embed(self, text: str) -> Future[Any]:
+        return self.pool.submit(lambda: self.index.embedder.embed([text])[0])
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
     def stream(
-        self, conn: sqlite3.Connection, text: str, page_filter: PageFilter, limit: int
+        self, conn: sqlite3.Connection, embedding: Future[Any], page_filter: PageFilter, limit: int
     ) -> StreamResult:
-        found = self.index.nearest(conn, text, page_filter, limit)
+        found = self.index.nearest(conn, embedding, page_filter, limit)
         if not found:
             return StreamResult("vectors", [])
         where, params = page_filter.where()
