@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from collections.abc import Iterator
 from typing import Any
@@ -15,24 +16,32 @@ from ai_memory.mcp.instructions import CONTRACT_LIMIT, TOOL_INDEX, TOTAL_LIMIT
 from tests.conftest import ServerProcess
 from tests.mcp_support import connect, data, db_path, failure, module_server
 
-# name: (read_only, destructive, idempotent) as each tool declares it.
-ANNOTATIONS: dict[str, tuple[bool, bool | None, bool | None]] = {
-    "memory_read_page": (True, None, None),
-    "memory_recent": (True, None, None),
-    "memory_status": (True, None, None),
-    "memory_briefing": (True, None, None),
-    "memory_install_self_routing": (True, None, None),
-    "memory_write_page": (False, False, True),
-    "memory_patch_page": (False, False, False),
-    "memory_delete_page": (False, True, True),
-    "memory_feedback": (False, False, False),
-    "memory_query": (True, None, None),
-    "memory_handoff_list": (True, None, None),
-    "memory_read_session_observations": (True, None, None),
-    "memory_handoff_begin": (False, False, False),
-    "memory_handoff_accept": (False, False, False),
-    "memory_handoff_cancel": (False, True, True),
+# Tools that only answer: read-only, so neither destructive nor changed by a repeat.
+READS = {
+    "memory_read_page",
+    "memory_recent",
+    "memory_status",
+    "memory_briefing",
+    "memory_install_self_routing",
+    "memory_query",
+    "memory_handoff_list",
+    "memory_read_session_observations",
 }
+# Tools that change memory, and whether they remove or withdraw what others rely on.
+# A write or patch keeps the replaced version in history, so it is not destructive.
+CHANGES = {
+    "memory_write_page": False,
+    "memory_patch_page": False,
+    "memory_delete_page": True,
+    "memory_feedback": False,
+    "memory_handoff_begin": False,
+    "memory_handoff_accept": False,
+    "memory_handoff_cancel": True,
+}
+# A repeat with the same arguments has no further effect (checked by calling twice below):
+# the same body twice leaves one version; deleting or cancelling twice finds nothing more
+# to do. An append, a feedback vote, a handoff or a claim adds something every time.
+IDEMPOTENT_CHANGES = {"memory_write_page", "memory_delete_page", "memory_handoff_cancel"}
 
 
 @pytest.fixture(scope="module")
@@ -60,26 +69,29 @@ def invalid(srv: ServerProcess, name: str, **args: Any) -> MCPError:
     return caught.value
 
 
-def test_tools_are_listed_with_titles_schemas_and_declared_annotations(
+async def _listed(srv: ServerProcess) -> tuple[Any, dict[str, Any]]:
+    async with connect(srv) as client:
+        return client.instructions, {t.name: t for t in (await client.list_tools()).tools}
+
+
+def test_tools_are_listed_with_titles_schemas_and_truthful_annotations(
     srv: ServerProcess,
 ) -> None:
-    async def scenario() -> tuple[Any, Any]:
-        async with connect(srv) as client:
-            return client.instructions, await client.list_tools()
-
-    instructions, listed = asyncio.run(scenario())
-    tools = {tool.name: tool for tool in listed.tools}
-    assert set(ANNOTATIONS) == set(tools) == set(TOOL_INDEX)
+    instructions, tools = asyncio.run(_listed(srv))
+    assert set(READS) | set(CHANGES) == set(tools) == set(TOOL_INDEX)
     for name, tool in tools.items():
         assert tool.title and tool.description and len(tool.description) > 40, name
         assert tool.input_schema["type"] == "object"
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
-    for name, (read_only, destructive, idempotent) in ANNOTATIONS.items():
+    for name in READS:
         notes = tools[name].annotations
-        assert notes is not None
-        assert notes.read_only_hint is read_only, name
+        assert notes.read_only_hint is True, name
+        assert notes.destructive_hint is False and notes.idempotent_hint is True, name
+    for name, destructive in CHANGES.items():
+        notes = tools[name].annotations
+        assert notes.read_only_hint is False, name
         assert notes.destructive_hint is destructive, name
-        assert notes.idempotent_hint is idempotent, name
+        assert notes.idempotent_hint is (name in IDEMPOTENT_CHANGES), name
     schema = tools["memory_write_page"].input_schema
     assert {"path", "body"} <= set(schema["required"])
     assert schema["properties"]["expected_page_id"]
@@ -89,6 +101,97 @@ def test_tools_are_listed_with_titles_schemas_and_declared_annotations(
     assert "untrusted" in contract and "Scope" in contract and "ai-memory" in contract
     for name in tools:
         assert f"- {name}:" in instructions
+
+
+def memory_state(srv: ServerProcess) -> list[Any]:
+    """Everything a tool could change (access counts aside, which reads bump by design)."""
+    with sqlite3.connect(db_path(srv)) as conn:
+        return [
+            conn.execute(
+                "SELECT id, project, path, version, is_latest, body, deleted_at FROM pages"
+            ).fetchall(),
+            conn.execute("SELECT * FROM page_feedback").fetchall(),
+            conn.execute("SELECT * FROM handoffs").fetchall(),
+            conn.execute("SELECT * FROM projects").fetchall(),
+        ]
+
+
+async def _tool(client: Any, name: str, args: dict[str, Any]) -> Any:
+    result = await client.call_tool(name, args)
+    return result.structured_content
+
+
+async def _prepare(client: Any, name: str) -> dict[str, Any]:
+    """Arguments for one call of ``name`` that changes something, in a project of its own."""
+    project = f"repeat-{name.removeprefix('memory_')}"
+    if name in ("memory_patch_page", "memory_feedback", "memory_delete_page"):
+        page = await _tool(
+            client, "memory_write_page", {"project": project, "path": "p.md", "body": "x"}
+        )
+        base = {"project": project, "path": "p.md"}
+        return {
+            "memory_patch_page": {
+                **base,
+                "op": "append",
+                "content": "more",
+                "expected_page_id": page["page_id"],
+            },
+            "memory_feedback": {**base, "signal": "helpful"},
+            "memory_delete_page": base,
+        }[name]
+    if name in ("memory_handoff_accept", "memory_handoff_cancel"):
+        for summary in ("first", "second"):
+            opened = await _tool(
+                client, "memory_handoff_begin", {"project": project, "summary": summary}
+            )
+        if name == "memory_handoff_cancel":
+            return {"project": project, "handoff_id": opened["handoff"]["id"]}
+        return {"project": project}
+    if name == "memory_handoff_begin":
+        return {"project": project, "summary": "again"}
+    return {"project": project, "path": "w.md", "body": "the same body"}
+
+
+READ_ARGS: dict[str, dict[str, Any]] = {
+    "memory_read_page": {"project": "repeat-write_page", "path": "w.md", "include_related": True},
+    "memory_query": {"project": "repeat-write_page", "query": "same body"},
+    "memory_install_self_routing": {},
+}
+
+
+def test_annotations_match_what_a_call_and_its_repeat_do(srv: ServerProcess) -> None:
+    """Read tools change nothing; a tool that says it is idempotent changes nothing on a repeat."""
+    _, tools = asyncio.run(_listed(srv))
+
+    async def scenario() -> dict[str, tuple[Any, Any, Any]]:
+        seen: dict[str, tuple[Any, Any, Any]] = {}
+        async with connect(srv) as client:
+            for name in sorted(CHANGES):
+                args = await _prepare(client, name)
+                before = memory_state(srv)
+                await client.call_tool(name, args)
+                once = memory_state(srv)
+                with contextlib.suppress(MCPError):  # e.g. cancelling what is cancelled
+                    await client.call_tool(name, args)
+                seen[name] = (before, once, memory_state(srv))
+            before = memory_state(srv)
+            for name in sorted(READS):
+                await client.call_tool(name, READ_ARGS.get(name, {"project": "repeat-write_page"}))
+            seen["reads"] = (before, before, memory_state(srv))
+        return seen
+
+    seen = asyncio.run(scenario())
+    before, _, after = seen.pop("reads")
+    assert after == before
+    for name, (before, once, twice) in seen.items():
+        notes = tools[name].annotations
+        assert once != before, (
+            f"{name}: the first call changed nothing, so the check proves nothing"
+        )
+        if notes.idempotent_hint:
+            assert twice == once, f"{name} says it is idempotent but a repeat changed memory"
+    repeated = {name for name, (_, once, twice) in seen.items() if twice != once}
+    assert repeated == {"memory_feedback", "memory_handoff_begin", "memory_handoff_accept"}
 
 
 def test_write_then_read_with_sections_truncation_and_version(srv: ServerProcess) -> None:

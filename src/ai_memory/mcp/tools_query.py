@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import Field
 
+from ai_memory.mcp.annotations import READ
 from ai_memory.mcp.args import KindName, Project, TierName, Workspace
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
 from ai_memory.mcp.errors import InvalidArgument
@@ -28,7 +29,7 @@ def register(server: MCPServer[Any], deps: ToolDeps) -> None:
         "matches) before re-deriving something an earlier session may know: how a part works, "
         "why it is that way, what failed, what was decided. Returns ranked hits with snippets; "
         "read one in full with memory_read_page. q/search and n/top_k are accepted aliases.",
-        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+        annotations=READ,
         structured_output=False,
     )
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import Field
 
 from ai_memory.core.errors import NotFound
 from ai_memory.core.identity import PageRef
+from ai_memory.mcp.annotations import READ
 from ai_memory.mcp.args import KindName, Limit, PageId, Project, Workspace
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
 from ai_memory.mcp.errors import InvalidArgument, argument
@@ -21,8 +22,6 @@ from ai_memory.mcp.sections import sections
 
 DEFAULT_MAX_CHARS = 12_000
 MAX_CHARS = 64_000
-
-READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 def register(server: MCPServer[Any], deps: ToolDeps) -> None:

@@ -7,12 +7,13 @@ from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import Field
 
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import PreconditionFailed
 from ai_memory.core.identity import PageRef
+from ai_memory.mcp.annotations import change
 from ai_memory.mcp.args import KindName, PageId, PagePath, Project, TierName, Workspace
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
 from ai_memory.mcp.errors import InvalidArgument, argument
@@ -33,12 +34,7 @@ def register(server: MCPServer[Any], deps: ToolDeps) -> None:
         "a decision, gotcha, procedure or concept worth keeping for later sessions. Pass "
         "expected_page_id (from a read) to replace safely, or create_only for a new page; a "
         "failed precondition writes nothing and returns the current page_id.",
-        annotations=ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
+        annotations=change(destructive=False, idempotent=True),
         structured_output=False,
     )
     server.add_tool(
@@ -48,12 +44,7 @@ def register(server: MCPServer[Any], deps: ToolDeps) -> None:
         description="Change part of a page without resending it: append at the end or to a "
         "section, add a section, or replace a section (needs that section's hash from "
         "memory_read_page). Needs the page's current page_id; conflicts fail before writing.",
-        annotations=ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
+        annotations=change(destructive=False, idempotent=False),
         structured_output=False,
     )
     server.add_tool(
@@ -62,12 +53,7 @@ def register(server: MCPServer[Any], deps: ToolDeps) -> None:
         title="Delete a memory page",
         description="Delete a page by exact path (its history stays readable). Use only when a "
         "page is wrong or obsolete and superseding it is not enough.",
-        annotations=ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=True,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
+        annotations=change(destructive=True, idempotent=True),
         structured_output=False,
     )
     server.add_tool(
@@ -76,12 +62,7 @@ def register(server: MCPServer[Any], deps: ToolDeps) -> None:
         title="Rate a memory page",
         description="Tell memory whether a page helped: helpful, not_helpful, stale or wrong "
         "(with an optional reason). Feedback adjusts how pages rank later.",
-        annotations=ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
+        annotations=change(destructive=False, idempotent=False),
         structured_output=False,
     )
 
