@@ -6,14 +6,17 @@ import json
 import sqlite3
 from typing import Any
 
+from ai_memory.core.fence import neutralise
 from ai_memory.core.identity import Scope
+from ai_memory.core.kinds import RULE_PAGE_SQL
 from ai_memory.web.status import counts
 
 BODY_CAP = 1_500
 
-RULES = """
+# The same notion of a rule as the session-start brief: kind rule or filed under _rules/.
+RULES = f"""
 SELECT path, title, id AS page_id, body FROM pages
-WHERE workspace = ? AND project = ? AND is_latest = 1 AND kind = 'rule'
+WHERE workspace = ? AND project = ? AND is_latest = 1 AND {RULE_PAGE_SQL}
 ORDER BY path LIMIT ?
 """
 SLOTS = """
@@ -57,9 +60,10 @@ def briefing(conn: sqlite3.Connection, scope: Scope, limit: int) -> dict[str, An
 
 
 def _capped(row: sqlite3.Row) -> dict[str, Any]:
+    """A page's text for an agent: capped, and unable to close or fake the fence."""
     data = dict(row)
     body: str = data.pop("body")
-    data["body"] = body[:BODY_CAP]
+    data["body"] = neutralise(body[:BODY_CAP])
     data["truncated"] = len(body) > BODY_CAP
     return data
 

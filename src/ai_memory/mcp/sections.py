@@ -14,6 +14,7 @@ from typing import Literal
 from markdown_it import MarkdownIt
 
 from ai_memory.core.errors import AmbiguousSection, Conflict, SectionConflict, SectionNotFound
+from ai_memory.core.fence import neutralise
 from ai_memory.mcp.errors import InvalidArgument
 
 PatchOp = Literal["append", "append_to_section", "add_section", "replace_section"]
@@ -29,8 +30,9 @@ class Section:
     hash: str
 
     def to_dict(self) -> dict[str, object]:
+        """The agent's view: the heading cannot close or fake the untrusted-history fence."""
         return {
-            "heading": self.heading,
+            "heading": neutralise(self.heading),
             "level": self.level,
             "line": self.start + 1,
             "hash": self.hash,
@@ -114,7 +116,9 @@ def _find(
     every = sections(body)
     named = [s for s in every if heading is None or _norm(s.heading) == _norm(heading)]
     if not named:
-        raise SectionNotFound(f"no section {heading!r}", headings=[s.heading for s in every])
+        raise SectionNotFound(
+            f"no section {heading!r}", headings=[neutralise(s.heading) for s in every]
+        )
     if wanted_hash:
         matching = [s for s in named if s.hash == wanted_hash]
         if not matching:
@@ -133,4 +137,5 @@ def _find(
 
 
 def _norm(heading: str) -> str:
-    return " ".join(heading.strip().lstrip("#").split()).casefold()
+    """Headings compare as shown to agents too, so a heading read back neutralised matches."""
+    return " ".join(neutralise(heading).strip().lstrip("#").split()).casefold()

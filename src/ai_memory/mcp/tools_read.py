@@ -9,6 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
+from ai_memory.core import fence
 from ai_memory.core.errors import NotFound
 from ai_memory.core.identity import PageRef
 from ai_memory.mcp.annotations import READ
@@ -92,6 +93,7 @@ def _read_tool(deps: ToolDeps) -> Any:
                 data["related"] = await runtime.readers.aread(
                     lambda conn: related_pages(conn, ref, related_depth, related_limit)
                 )
+            data["note"] = fence.NOTE
             data["scope"] = resolved.to_dict()
             return data
 
@@ -111,7 +113,10 @@ async def _best_match(
 
 
 def _page_view(page: dict[str, Any], max_chars: int) -> dict[str, Any]:
-    body: str = page["body"]
+    """The page for an agent. Its text cannot close or fake the untrusted-history fence a
+    client may wrap it in; section hashes stay those of the stored text, so patches match."""
+    stored: str = page["body"]
+    body = fence.neutralise(stored)
     return {
         "workspace": page["workspace"],
         "project": page["project"],
@@ -119,7 +124,7 @@ def _page_view(page: dict[str, Any], max_chars: int) -> dict[str, Any]:
         "page_id": page["page_id"],
         "version": page["version"],
         "is_latest": page["is_latest"],
-        "title": page["title"],
+        "title": fence.neutralise(page["title"]),
         "kind": page["kind"],
         "tier": page["tier"],
         "tags": page["tags"],
@@ -130,7 +135,7 @@ def _page_view(page: dict[str, Any], max_chars: int) -> dict[str, Any]:
         "body": body[:max_chars],
         "truncated": len(body) > max_chars,
         "total_chars": len(body),
-        "sections": [s.to_dict() for s in sections(body)],
+        "sections": [s.to_dict() for s in sections(stored)],
         "links": page["links"],
         "backlinks": page["backlinks"],
     }
@@ -149,7 +154,8 @@ def _recent_tool(deps: ToolDeps) -> Any:
             fetch = limit if kind is None else min(limit * 10, 1000)
             rows = await deps.runtime().wiki.arecent(resolved.scope, fetch)
             picked = [r for r in rows if kind is None or r["kind"] == kind][:limit]
-            return {"pages": [_summary(r) for r in picked], "scope": resolved.to_dict()}
+            pages = [_summary(r) for r in picked]
+            return {"pages": pages, "note": fence.NOTE, "scope": resolved.to_dict()}
 
         return await answer(work)
 
