@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,9 +12,10 @@ from urllib.parse import quote
 
 import pytest
 
+from ai_memory.mcp.scope import SESSION_PROJECT
 from tests.conftest import ServerProcess, run_cli
 from tests.hooks_support import hook_env, make_checkout, run_hook
-from tests.mcp_support import bridge, connect, data, failure, module_server
+from tests.mcp_support import bridge, connect, data, db_path, failure, module_server
 
 
 @pytest.fixture(scope="module")
@@ -212,3 +214,50 @@ def test_agents_share_memory_end_to_end(srv: ServerProcess, tmp_path: Path) -> N
     )
     assert again["scope"]["source"] == "session"
     assert again["hits"][0]["path"] == "decisions/discount-storage.md"
+
+
+def open_session(srv: ServerProcess, workspace: str, project: str, session: str) -> None:
+    scope = {"workspace": workspace, "project": project, "agent": "claude-code"}
+    with srv.client() as client:
+        stored = client.post(
+            "/hook",
+            params={**scope, "event": "UserPromptSubmit", "session_id": session},
+            json={"prompt": "carry on"},
+        )
+    assert stored.status_code == 202, stored.text
+
+
+def scope_of(srv: ServerProcess, headers: dict[str, str], **args: Any) -> tuple[str, str, str]:
+    scope = data(call(srv, "memory_status", headers, **args))["scope"]
+    return scope["source"], scope["workspace"], scope["project"]
+
+
+def test_an_explicit_workspace_is_never_dropped_for_the_session(
+    srv: ServerProcess, tmp_path: Path
+) -> None:
+    open_session(srv, "default", "sess-home", "ws-1")
+    open_session(srv, "team", "sess-team", "ws-2")
+    marked = tmp_path / "marked"
+    marked.mkdir()
+    (marked / ".ai-memory.toml").write_text('project = "marked"\n')
+    first = {"X-AI-Memory-Session": "ws-1"}
+    assert scope_of(srv, first) == ("session", "default", "sess-home")
+    # The session is in another workspace: the workspace argument still holds.
+    assert scope_of(srv, first, workspace="team") == ("default", "team", "default")
+    with_dir = {**first, "X-AI-Memory-Cwd": quote(str(marked))}
+    assert scope_of(srv, with_dir, workspace="team") == ("launch_dir", "team", "marked")
+    second = {"X-AI-Memory-Session": "ws-2"}
+    assert scope_of(srv, second, workspace="team") == ("session", "team", "sess-team")
+    written = data(
+        call(srv, "memory_write_page", with_dir, workspace="team", path="w.md", body="here")
+    )
+    assert (written["workspace"], written["project"]) == ("team", "marked")
+
+
+def test_the_session_lookup_of_every_call_uses_an_index(srv: ServerProcess) -> None:
+    with sqlite3.connect(db_path(srv)) as conn:
+        plan = conn.execute(
+            "EXPLAIN QUERY PLAN " + SESSION_PROJECT, ("ws-1", None, None)
+        ).fetchall()
+    details = " ".join(str(row[-1]) for row in plan)
+    assert "sessions_by_id" in details and "SCAN sessions" not in details, details

@@ -3,7 +3,9 @@
 The order is the same for every tool: explicit ``workspace``/``project``
 arguments; the project of the calling agent's session (the bridge forwards the
 session id); the project of the bridge's launch directory; the configured
-default project. Reads never create a project; a write that only reached the
+default project. A ``workspace`` given without a ``project`` is never dropped:
+the session counts only if it is in that workspace, and the launch directory's
+or default project is taken in it. Reads never create a project; a write that only reached the
 default is refused rather than landing somewhere the agent did not mean.
 """
 
@@ -33,8 +35,10 @@ WHERE workspace = ? AND project = ? AND ended_at IS NULL AND (? IS NULL OR agent
 ORDER BY last_event_at DESC LIMIT 20
 """
 
+# Served by the sessions_by_id index; an explicit workspace narrows it.
 SESSION_PROJECT = """
-SELECT workspace, project FROM sessions WHERE session_id = ?
+SELECT workspace, project FROM sessions
+WHERE session_id = ? AND (? IS NULL OR workspace = ?)
 ORDER BY last_event_at DESC LIMIT 1
 """
 
@@ -97,7 +101,8 @@ async def resolve_scope(
         with argument("workspace"):
             Scope.of(workspace, "x")
     if caller.session_id:
-        found = await runtime.readers.aread(lambda c: _session_scope(c, caller.session_id or ""))
+        session_id = caller.session_id
+        found = await runtime.readers.aread(lambda c: _session_scope(c, session_id, workspace))
         if found is not None:
             reason = f"project of the calling session {caller.session_id}"
             return await _described(runtime, found, "session", reason)
@@ -122,8 +127,11 @@ async def _described(runtime: Runtime, scope: Scope, source: str, reason: str) -
     return ResolvedScope(scope, source, reason, exists)
 
 
-def _session_scope(conn: sqlite3.Connection, session_id: str) -> Scope | None:
-    row = conn.execute(SESSION_PROJECT, (session_id,)).fetchone()
+def _session_scope(
+    conn: sqlite3.Connection, session_id: str, workspace: str | None
+) -> Scope | None:
+    """The session's project; with an explicit workspace, only a session in it counts."""
+    row = conn.execute(SESSION_PROJECT, (session_id, workspace, workspace)).fetchone()
     return Scope(row["workspace"], row["project"]) if row is not None else None
 
 

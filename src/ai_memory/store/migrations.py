@@ -206,6 +206,10 @@ MIGRATIONS: list[str] = [
             THEN tool_name || ' ' || body ELSE body END)
         FROM observations;
     """,
+    # 7: scope resolution looks up a calling agent's session by its id on every MCP call.
+    """
+    CREATE INDEX sessions_by_id ON sessions(session_id, last_event_at);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
