@@ -793,3 +793,24 @@ def test_briefing_rules_are_kind_rule_or_filed_under_rules(srv: ServerProcess) -
     brief = data(call(srv, "memory_briefing", project="rules"))
     assert [r["path"] for r in brief["rules"]] == ["_rules/naming.md", "style/tabs.md"]
     assert not FENCE_TAG.search(brief["rules"][0]["body"])
+
+
+def test_feedback_changes_how_the_page_ranks(srv: ServerProcess) -> None:
+    call(
+        srv,
+        "memory_write_page",
+        path="deploy.md",
+        body="Deploy with the blue script.",
+        project="rank",
+    )
+    before = data(
+        call(srv, "memory_query", query="deploy blue script", project="rank", explain=True)
+    )
+    for _ in range(2):
+        call(srv, "memory_feedback", path="deploy.md", project="rank", signal="wrong")
+    after = data(
+        call(srv, "memory_query", query="deploy blue script", project="rank", explain=True)
+    )
+    was, now = before["hits"][0]["explain"], after["hits"][0]["explain"]
+    assert "feedback" not in was["authority_parts"]
+    assert now["authority_parts"]["feedback"] < 1.0 and now["authority"] < was["authority"]

@@ -1,4 +1,8 @@
-"""SQL for agents' feedback on pages (helpful, not_helpful, stale, wrong)."""
+"""SQL for agents' feedback on pages (helpful, not_helpful, stale, wrong).
+
+Search reads it back in one batch per query (``retrieval.engine``), where it
+adjusts a page's authority.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,6 @@ from ai_memory.core.identity import PageRef
 INSERT_FEEDBACK = """
 INSERT INTO page_feedback (workspace, project, path, page_id, signal, reason, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?)
-"""
-
-FEEDBACK_COUNTS = """
-SELECT signal, count(*) AS n FROM page_feedback
-WHERE workspace = ? AND project = ? AND path = ? GROUP BY signal
 """
 
 
@@ -30,8 +29,3 @@ def add_feedback(
         (ref.workspace, ref.project, ref.path, page_id, signal, reason, now),
     )
     return int(cursor.lastrowid or 0)
-
-
-def feedback_counts(conn: sqlite3.Connection, ref: PageRef) -> dict[str, int]:
-    rows = conn.execute(FEEDBACK_COUNTS, (ref.workspace, ref.project, ref.path)).fetchall()
-    return {row["signal"]: int(row["n"]) for row in rows}
