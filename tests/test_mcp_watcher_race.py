@@ -26,11 +26,14 @@ def waiting_for_the_writer(thread: threading.Thread) -> bool:
 def test_a_write_landing_while_the_watcher_reads_the_old_file_is_kept(runtime: Runtime) -> None:
     ref = Scope.of(None, "race").page("plan.md")
     runtime.wiki.write_page(ref, "version one")
+    # A hand edit the watcher has yet to index (an unchanged file needs no writer command).
+    file = Path(runtime.wiki.file_path(ref))
+    file.write_text(file.read_text().replace("version one", "edited by hand"))
     release = threading.Event()
     blocker = runtime.writer.submit(lambda conn: release.wait(30))
     second = runtime.writer.submit(runtime.wiki.write_command(ref, "version two"))
     reports: list[ReconcileReport] = []
-    # The watcher reads the file (still version one) and queues its command behind the write.
+    # The watcher reads the edited file and queues its command behind the write.
     watcher = threading.Thread(
         target=lambda: reports.append(reconcile_paths(runtime.wiki, [ref.relpath]))
     )
@@ -45,6 +48,7 @@ def test_a_write_landing_while_the_watcher_reads_the_old_file_is_kept(runtime: R
     watcher.join(30)
     page = runtime.wiki.read_page(ref)
     assert page["body"].strip() == "version two" and page["page_id"] == written.page_id
-    assert [v["actor"] for v in runtime.wiki.history(ref)] == ["api", "api"]
+    # The write kept the hand edit as a version of its own before superseding it.
+    assert [v["actor"] for v in runtime.wiki.history(ref)] == ["api", "disk", "api"]
     assert reports[0].changed == 0
     assert Path(runtime.wiki.file_path(ref)).read_text().rstrip().endswith("version two")

@@ -7,6 +7,7 @@ which also rebuilds every derived row (FTS, links, entities) from scratch.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -51,19 +52,28 @@ def scan(root: Path, report: ReconcileReport) -> Iterator[tuple[PageRef, Path]]:
             yield ref, file
 
 
-def load(ref: PageRef, file: Path, report: ReconcileReport) -> PageDocument | None:
+def read_file(ref: PageRef, file: Path, report: ReconcileReport) -> bytes | None:
     try:
-        text = file.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        report.warnings.append(f"skipped {ref.relpath}: not UTF-8 ({exc.reason})")
-        return None
+        return file.read_bytes()
     except OSError as exc:
         report.warnings.append(f"skipped {ref.relpath}: {exc}")
+        return None
+
+
+def document(ref: PageRef, data: bytes, report: ReconcileReport) -> PageDocument | None:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        report.warnings.append(f"skipped {ref.relpath}: not UTF-8 ({exc.reason})")
         return None
     parsed = parse_markdown(text)
     if parsed.error:
         report.warnings.append(f"{ref.relpath}: {parsed.error}")
     return build_document(ref, parsed.frontmatter, parsed.body, text=text, error=parsed.error)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def reconcile(
@@ -74,12 +84,20 @@ def reconcile(
     report.files = len(files)
     if full:
         wiki.writer.call(pages.clear_derived, timeout=None)
+    # A file whose bytes hash to what the index holds is not parsed again, unless the
+    # derived rows are being rebuilt: that keeps a start over a large wiki short.
+    known = {} if full else wiki.readers.read(_latest_hashes)
     seen: set[tuple[str, str, str]] = set()
     for start in range(0, len(files), BATCH):
         batch = []
         for ref, file in files[start : start + BATCH]:
-            seen.add((ref.workspace, ref.project, ref.path))
-            doc = load(ref, file, report)
+            key = (ref.workspace, ref.project, ref.path)
+            seen.add(key)
+            data = read_file(ref, file, report)
+            if data is not None and known.get(key) == _digest(data):
+                report.unchanged += 1
+                continue
+            doc = None if data is None else document(ref, data, report)
             if doc is not None:
                 batch.append((ref, doc))
         wiki.writer.call(_apply(wiki, batch, full, report), timeout=None)
@@ -103,14 +121,18 @@ def reconcile_paths(wiki: Wiki, relpaths: list[str]) -> ReconcileReport:
             continue
         # The version the file is compared against is noted before the file is read: a
         # write that lands in between is newer than what was read, and must not be undone.
-        read_at[ref] = wiki.readers.read(partial(_latest_id, ref=ref))
+        read_at[ref], indexed_hash = wiki.readers.read(partial(_latest, ref=ref))
         file = wiki.root / relpath
-        if file.is_file():
-            doc = load(ref, file, report)
-            if doc is not None:
-                present.append((ref, doc))
-        else:
+        if not file.is_file():
             missing.append(ref)
+            continue
+        data = read_file(ref, file, report)
+        if data is not None and _digest(data) == indexed_hash:
+            report.unchanged += 1  # the server's own write, or an edit already indexed
+            continue
+        doc = None if data is None else document(ref, data, report)
+        if doc is not None:
+            present.append((ref, doc))
     report.files = len(present)
     if present:
         wiki.writer.call(_apply(wiki, present, False, report, read_at), timeout=None)
@@ -159,9 +181,14 @@ def _delete_refs(
     return command
 
 
-def _latest_id(conn: sqlite3.Connection, *, ref: PageRef) -> int | None:
+def _latest(conn: sqlite3.Connection, *, ref: PageRef) -> tuple[int | None, str | None]:
     row = pages.latest(conn, ref)
-    return int(row["id"]) if row is not None else None
+    return (int(row["id"]), str(row["content_hash"])) if row is not None else (None, None)
+
+
+def _latest_hashes(conn: sqlite3.Connection) -> dict[tuple[str, str, str], str]:
+    rows = conn.execute(pages.ALL_LATEST)
+    return {(r["workspace"], r["project"], r["path"]): r["content_hash"] for r in rows}
 
 
 def _apply(
