@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
@@ -27,6 +25,7 @@ from ai_memory.cli.options import (
     load_config,
     scope_for,
 )
+from ai_memory.cli.output import emit_json, err, out
 from ai_memory.core.errors import AiMemoryError, InvalidInput
 
 app = typer.Typer(
@@ -37,8 +36,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-out = Console()
-err = Console(stderr=True, soft_wrap=True)
 hook_commands.register(app)
 mcp_commands.register(app)
 search_commands.register(app)
@@ -51,10 +48,6 @@ def run_app() -> None:
     except AiMemoryError as exc:
         err.print(f"[red]error:[/red] {escape(exc.message)}", highlight=False)
         sys.exit(1)
-
-
-def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 # -- lifecycle ------------------------------------------------------------------

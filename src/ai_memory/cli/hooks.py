@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from ai_memory.cli import hook_install
 from ai_memory.cli.options import (
@@ -20,10 +19,8 @@ from ai_memory.cli.options import (
     load_config,
     scope_for,
 )
+from ai_memory.cli.output import out
 from ai_memory.core.errors import Unavailable
-
-out = Console()
-err = Console(stderr=True)
 
 Agent = Annotated[str, typer.Option("--agent", "-a", help="claude-code, codex or gemini.")]
 Apply = Annotated[bool, typer.Option("--apply", help="Write the change (default: only show it).")]

@@ -7,13 +7,10 @@ from pathlib import Path
 from typing import Annotated, cast
 
 import typer
-from rich.console import Console
 
 from ai_memory.cli.options import DataDir, ServerUrl, load_config
+from ai_memory.cli.output import err, out
 from ai_memory.core.errors import InvalidInput
-
-out = Console()
-err = Console(stderr=True)
 
 ClientName = Annotated[
     str,

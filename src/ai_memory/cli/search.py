@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from ai_memory.cli.options import (
@@ -20,9 +17,7 @@ from ai_memory.cli.options import (
     load_config,
     scope_for,
 )
-
-out = Console()
-err = Console(stderr=True)
+from ai_memory.cli.output import emit_json, err, out
 
 
 def register(app: typer.Typer) -> None:
@@ -85,7 +80,7 @@ def search(
             params[key] = "true"
     data = client_for(config, server).request("GET", "/api/v1/search", params=params)
     if as_json:
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        emit_json(data)
         return
     _print_hits(data, explain)
 
