@@ -37,8 +37,17 @@ class Runtime:
     retrieval: Retriever = field(init=False)
 
     @classmethod
-    def start(cls, config: Config, *, reconcile_wiki: bool = True, watch: bool = False) -> Runtime:
-        """``watch`` follows hand edits of the wiki while running (the server sets it)."""
+    def start(
+        cls,
+        config: Config,
+        *,
+        reconcile_wiki: bool = True,
+        watch: bool = False,
+        embed: bool = True,
+    ) -> Runtime:
+        """``watch`` follows hand edits of the wiki while running (the server sets it);
+        ``embed`` runs the background embedder when vectors are configured (a lifecycle
+        command that never searches turns it off)."""
         if not (config.wiki_dir / ".git").exists() or not config.db_path.exists():
             raise NotInitialised(f"{config.data_dir} is not initialised; run `ai-memory init`")
         remove_temp_files(config.wiki_dir)  # left by a crash mid-write; never published
@@ -67,7 +76,7 @@ class Runtime:
         )
         runtime = cls(config, writer, readers, checkpointer, wiki)
         try:
-            runtime.retrieval = build_retriever(config, readers, writer)
+            runtime.retrieval = build_retriever(config, readers, writer, background=embed)
             runtime._catch_up(reconcile_wiki)
         except BaseException:
             runtime.stop()

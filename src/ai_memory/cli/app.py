@@ -118,7 +118,7 @@ def reindex(data_dir: DataDir = None) -> None:
 
     config = load_config(data_dir)
     with ServerLock(config.data_dir, operation="reindex"):
-        runtime = Runtime.start(config, reconcile_wiki=False)
+        runtime = Runtime.start(config, reconcile_wiki=False, embed=False)
         try:
             with Progress(console=err, transient=True) as progress:
                 task = progress.add_task("reindexing", total=None)

@@ -9,7 +9,7 @@ from typing import Any
 from ai_memory.core.fence import neutralise
 from ai_memory.core.identity import Scope
 from ai_memory.core.kinds import RULE_PAGE_SQL
-from ai_memory.web.status import counts
+from ai_memory.store.counts import project_counts
 
 BODY_CAP = 1_500
 
@@ -49,7 +49,7 @@ ORDER BY created_at DESC LIMIT ?
 def briefing(conn: sqlite3.Connection, scope: Scope, limit: int) -> dict[str, Any]:
     params = (scope.workspace, scope.project)
     return {
-        "counts": counts(conn, scope).get("project", {}),
+        "counts": project_counts(conn, scope),
         "rules": [_capped(r) for r in conn.execute(RULES, (*params, limit))],
         "slots": [_capped(r) for r in conn.execute(SLOTS, (*params, limit))],
         "pinned": [dict(r) for r in conn.execute(PINNED, (*params, limit))],

@@ -15,7 +15,7 @@ from ai_memory.mcp.args import Project, Workspace
 from ai_memory.mcp.briefing import briefing
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
 from ai_memory.mcp.instructions import SNIPPET_FILES, self_routing_snippet
-from ai_memory.web.status import counts
+from ai_memory.store.counts import counts
 
 
 def register(server: MCPServer[Any], deps: ToolDeps) -> None:

@@ -126,6 +126,11 @@ def ensure_project(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
     conn.execute(ENSURE_PROJECT, (scope.workspace, scope.project, now))
 
 
+def list_projects(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every project with its count of latest pages."""
+    return [dict(row) for row in conn.execute(PROJECTS)]
+
+
 def project_exists(conn: sqlite3.Connection, scope: Scope) -> bool:
     return conn.execute(PROJECT_EXISTS, (scope.workspace, scope.project)).fetchone() is not None
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -13,8 +12,8 @@ from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.kinds import Kind, Tier
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
+from ai_memory.store.counts import counts
 from ai_memory.web.deps import get_runtime
-from ai_memory.web.status import counts
 
 router = APIRouter(prefix="/api/v1")
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
@@ -73,10 +72,7 @@ async def status(
 
 @router.get("/projects")
 async def list_projects(runtime: RuntimeDep) -> dict[str, Any]:
-    def query(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-        return [dict(row) for row in conn.execute(pages.PROJECTS)]
-
-    return {"projects": await runtime.readers.aread(query)}
+    return {"projects": await runtime.readers.aread(pages.list_projects)}
 
 
 @router.get("/projects/{workspace}/{project}/pages")

@@ -24,11 +24,11 @@ from ai_memory.retrieval.models import SearchRequest
 from ai_memory.retrieval.search import search as run_search
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
+from ai_memory.store.counts import counts, project_counts
 from ai_memory.web import ui_queries
 from ai_memory.web.deps import get_runtime
 from ai_memory.web.login import build_login_router
 from ai_memory.web.markdown import render
-from ai_memory.web.status import counts
 from ai_memory.web.views import Views
 from ai_memory.web.webauth import WEB_HOME
 
@@ -64,7 +64,7 @@ def build_router(token: str) -> APIRouter:
         def query(conn: sqlite3.Connection) -> dict[str, Any]:
             return {
                 "counts": counts(conn, None),
-                "projects": ui_queries.projects(conn),
+                "projects": pages.list_projects(conn),
                 "recent": ui_queries.recent_everywhere(conn, RECENT_PAGES),
             }
 
@@ -155,7 +155,7 @@ def project_data(conn: sqlite3.Connection, scope: Scope) -> dict[str, Any]:
     if not pages.project_exists(conn, scope):
         raise NotFound(f"no project {scope}")
     return {
-        "counts": counts(conn, scope)["project"],
+        "counts": project_counts(conn, scope),
         "kinds": ui_queries.kind_counts(conn, scope),
     }
 

@@ -25,10 +25,6 @@ WHERE workspace = ? AND project = ? AND is_latest = 1 GROUP BY kind ORDER BY kin
 """
 
 
-def projects(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    return [dict(row) for row in conn.execute(pages.PROJECTS)]
-
-
 def recent_everywhere(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
     rows = conn.execute(RECENT_EVERYWHERE, (limit,)).fetchall()
     return [pages.row_to_dict(row, with_body=False) for row in rows]

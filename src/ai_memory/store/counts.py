@@ -1,4 +1,4 @@
-"""Counts of what the index holds, for /api/v1/status and the CLI."""
+"""Counts of what the index holds, for status answers on every surface."""
 
 from __future__ import annotations
 
@@ -39,13 +39,15 @@ def counts(conn: sqlite3.Connection, scope: Scope | None) -> dict[str, Any]:
         0
     ]
     if scope is not None:
-        params = (scope.workspace, scope.project)
-        result["project"] = {
-            "workspace": scope.workspace,
-            "project": scope.project,
-            **{
-                name: conn.execute(sql, params).fetchone()[0]
-                for name, sql in PROJECT_COUNTS.items()
-            },
-        }
+        result["project"] = project_counts(conn, scope)
     return result
+
+
+def project_counts(conn: sqlite3.Connection, scope: Scope) -> dict[str, Any]:
+    """One project's counts alone (no scan of the whole database)."""
+    params = (scope.workspace, scope.project)
+    return {
+        "workspace": scope.workspace,
+        "project": scope.project,
+        **{name: conn.execute(sql, params).fetchone()[0] for name, sql in PROJECT_COUNTS.items()},
+    }
