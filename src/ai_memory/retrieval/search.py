@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import anyio.to_thread
+
 from ai_memory.config import RetrievalSettings
 from ai_memory.core.clock import now_iso
 from ai_memory.retrieval.engine import Engine, VectorStream
@@ -59,7 +61,7 @@ class Retriever:
         return cls(readers, engine, reinforcer, clock)
 
     def search_sync(self, request: SearchRequest) -> SearchResponse:
-        """The same search from a thread that may block (CLI lifecycle commands, benchmarks)."""
+        """The search, for a caller that may block (the async form runs this in a thread)."""
         scope = resolve_scope(request)
         now = self.clock()
         response = self.readers.read(lambda conn: self.engine.run(conn, request, scope, now))
@@ -67,11 +69,7 @@ class Retriever:
         return response
 
     async def search(self, request: SearchRequest) -> SearchResponse:
-        scope = resolve_scope(request)
-        now = self.clock()
-        response = await self.readers.aread(lambda conn: self.engine.run(conn, request, scope, now))
-        self._reinforce(response)
-        return response
+        return await anyio.to_thread.run_sync(self.search_sync, request)
 
     def _reinforce(self, response: SearchResponse) -> None:
         ids = [h.page_id for h in response.hits if not h.superseded]

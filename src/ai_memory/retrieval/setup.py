@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 from ai_memory.config import Config
 from ai_memory.retrieval.search import Retriever
@@ -28,6 +29,11 @@ def build_retriever(
     retriever = Retriever.build(readers, writer, config.retrieval, VectorSearch(index))
     retriever.index = index
     if background:
+        # Load the stored vectors now, off the request path, so the first search is not
+        # the one that pays for reading the whole matrix.
+        threading.Thread(
+            target=index.refresh_now, args=(readers,), name="ai-memory-vectors", daemon=True
+        ).start()
         retriever.background = BackgroundEmbedder(embedder, writer, readers)
         retriever.background.start()
         log.info("embedding pages in the background with %s", embedder.model)

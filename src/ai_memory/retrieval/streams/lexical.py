@@ -7,6 +7,7 @@ import sqlite3
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.query import PreparedQuery, normalise_title
 from ai_memory.retrieval.streams import StreamHit, StreamResult
+from ai_memory.retrieval.terms import PAGE_COUNT
 
 FTS_PAGES = """
 SELECT p.id, p.title, bm25(pages_fts, ?, 1.0) AS score
@@ -33,7 +34,6 @@ WINDOW_START = """
 SELECT rowid FROM pages_fts WHERE pages_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?
 """
 WINDOW = 20_000
-PAGE_IDS = "SELECT max(id) FROM pages"  # no window needed below WINDOW versions
 
 # A weak query (every word in most pages) has no BM25 signal: newest matches first,
 # which FTS5 streams in rowid order and stops early.
@@ -104,7 +104,7 @@ def _ranked(
 ) -> list[sqlite3.Row]:
     where, params = page_filter.where()
     first = 0
-    if (conn.execute(PAGE_IDS).fetchone()[0] or 0) > WINDOW:
+    if (conn.execute(PAGE_COUNT).fetchone()[0] or 0) > WINDOW:  # small: no window
         start = conn.execute(WINDOW_START, (expression, WINDOW - 1)).fetchone()
         first = int(start[0]) if start else 0
     rows = conn.execute(
