@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint format bench clean browser
+.PHONY: run test lint format bench clean browser docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,8 @@ run: $(STAMP)
 	$(BIN)/ai-memory serve
 
 lint: $(TEST_STAMP)
-	$(BIN)/ruff check src tests benchmarks evals
-	$(BIN)/ruff format --check src tests benchmarks evals
+	$(BIN)/ruff check src tests benchmarks evals docs
+	$(BIN)/ruff format --check src tests benchmarks evals docs
 	$(BIN)/mypy src
 
 # The browser tests need Debian's chromium; without it (no apt, no sudo) they skip.
@@ -43,14 +43,18 @@ test: lint browser
 	$(BIN)/pytest -q
 
 format: $(TEST_STAMP)
-	$(BIN)/ruff check --fix src tests benchmarks evals
-	$(BIN)/ruff format src tests benchmarks evals
+	$(BIN)/ruff check --fix src tests benchmarks evals docs
+	$(BIN)/ruff format src tests benchmarks evals docs
 
 bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/bench_store.py
 	$(BIN)/python benchmarks/bench_mcp.py
 	$(BIN)/python benchmarks/bench_hooks.py
 	$(BIN)/python benchmarks/bench_web.py
+
+# The reference pages under docs/reference are generated from the code.
+docs: $(TEST_STAMP)
+	$(BIN)/cog -r -I docs/reference docs/reference/*.md
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
