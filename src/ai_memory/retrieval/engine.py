@@ -226,10 +226,11 @@ class Engine:
                 older_version=not row["is_latest"],
             )
             scored.append((entry.rrf * factor, bool(row["pinned"]), row, factor, parts))
+        # Ties go by identity, never by page id: ids are not stable across a rebuild.
         if request.pin_first:
-            scored.sort(key=lambda s: (not s[1], -s[0], -s[2]["id"]))
+            scored.sort(key=lambda s: (not s[1], -s[0], *_identity(s[2])))
         else:
-            scored.sort(key=lambda s: (-s[0], -s[2]["id"]))
+            scored.sort(key=lambda s: (-s[0], *_identity(s[2])))
         top = scored[:limit]
         top_ids = [s[2]["id"] for s in top]
         bodies = {
@@ -267,6 +268,10 @@ class _Ranked:
     hits: list[Hit]
     results: list[StreamResult]
     observations: list[Observation]
+
+
+def _identity(row: sqlite3.Row) -> tuple[str, str, str, int]:
+    return (row["workspace"], row["project"], row["path"], -int(row["version"]))
 
 
 def _contenders(fused: dict[int, Fused], limit: int) -> list[int]:

@@ -10,7 +10,7 @@ from ai_memory.retrieval.query import PreparedQuery
 from ai_memory.retrieval.streams import StreamHit, StreamResult
 
 ENTITY_PAGES = """
-SELECT e.page_id, e.norm FROM entities e JOIN pages p ON p.id = e.page_id
+SELECT e.page_id, e.norm, p.workspace, p.project, p.path FROM entities e JOIN pages p ON p.id = e.page_id
 WHERE e.norm IN ({marks}) AND {scope} AND {where}
 """
 MAX_PHRASE = 4
@@ -46,11 +46,18 @@ def entity_stream(
         marks=",".join("?" * len(candidates)), scope=" AND ".join(scope) or "1", where=where
     )
     matched: dict[int, list[str]] = {}
+    identity: dict[int, tuple[str, str, str]] = {}
     for row in conn.execute(sql, (*candidates, *scope_params, *params)):
         matched.setdefault(int(row["page_id"]), []).append(row["norm"])
+        identity[int(row["page_id"])] = (row["workspace"], row["project"], row["path"])
     hits = [
-        StreamHit(page_id, float(sum(len(n.split()) for n in set(names))), {"entities": names})
+        StreamHit(
+            page_id,
+            float(sum(len(n.split()) for n in set(names))),
+            {"entities": sorted(set(names))},
+        )
         for page_id, names in matched.items()
     ]
-    hits.sort(key=lambda hit: (-hit.score, -hit.page_id))
+    # Ties go by identity: page ids and row order are not stable across a reindex.
+    hits.sort(key=lambda hit: (-hit.score, identity[hit.page_id]))
     return StreamResult("entities", hits[:limit])

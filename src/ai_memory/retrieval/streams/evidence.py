@@ -20,7 +20,7 @@ SELECT o.id, o.workspace, o.project, o.session_id, o.kind, o.created_at,
     bm25(observations_fts) AS score
 FROM observations_fts JOIN observations o ON o.id = observations_fts.rowid
 WHERE observations_fts MATCH ? AND {where}
-ORDER BY score LIMIT ?
+ORDER BY score, o.id LIMIT ?
 """
 
 # Fast path, as for pages: rank inside the index alone, then scope the best few.
@@ -30,10 +30,10 @@ OBSERVATIONS_TOP = """
 SELECT o.id, o.workspace, o.project, o.session_id, o.kind, o.created_at, m.score
 FROM (
     SELECT rowid, bm25(observations_fts) AS score FROM observations_fts
-    WHERE observations_fts MATCH ? AND rowid >= ? ORDER BY score LIMIT ?
+    WHERE observations_fts MATCH ? AND rowid >= ? ORDER BY score, rowid LIMIT ?
 ) m JOIN observations o ON o.id = m.rowid
 WHERE {where}
-ORDER BY m.score LIMIT ?
+ORDER BY m.score, o.id LIMIT ?
 """
 WINDOW_START = """
 SELECT rowid FROM observations_fts WHERE observations_fts MATCH ?

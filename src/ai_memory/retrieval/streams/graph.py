@@ -1,4 +1,9 @@
-"""The link graph: pages one link away, either direction, from the best hits of other streams."""
+"""The link graph: pages one link away, either direction, from the best hits of other streams.
+
+Neighbours of one seed are listed by identity (workspace, project, path), never
+by row order: a reindex rewrites the link rows in another order, and the
+ranking must not follow it.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +15,17 @@ from ai_memory.retrieval.streams import StreamHit, StreamResult
 SEEDS = "SELECT id, workspace, project, path FROM pages WHERE id IN ({marks})"
 
 OUTGOING = """
-SELECT p.id FROM links l INDEXED BY links_src
+SELECT DISTINCT p.id, p.workspace, p.project, p.path FROM links l INDEXED BY links_src
 JOIN pages p ON p.workspace = l.dst_workspace AND p.project = l.dst_project
     AND p.path = l.dst_path
 WHERE l.src_id = ? AND {where}
+ORDER BY p.workspace, p.project, p.path
 """
 
 INCOMING = """
-SELECT p.id FROM links l JOIN pages p ON p.id = l.src_id
+SELECT DISTINCT p.id, p.workspace, p.project, p.path FROM links l JOIN pages p ON p.id = l.src_id
 WHERE l.dst_workspace = ? AND l.dst_project = ? AND l.dst_path = ? AND {where}
+ORDER BY p.workspace, p.project, p.path
 """
 
 

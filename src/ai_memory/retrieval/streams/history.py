@@ -18,14 +18,14 @@ from ai_memory.retrieval.streams import StreamHit, StreamResult
 MAX_VERSIONS = 5000
 
 OLDER_VERSIONS = """
-SELECT p.id, p.title, p.body FROM pages p
+SELECT p.id, p.path, p.version, p.title, p.body FROM pages p
 WHERE {where} AND p.deleted_at IS NULL
 ORDER BY p.id DESC LIMIT ?
 """
 
 # Versions that were latest at a time T: written by T, and not replaced or deleted by T.
 LATEST_AT = """
-SELECT p.id, p.title, p.body FROM pages p
+SELECT p.id, p.path, p.version, p.title, p.body FROM pages p
 WHERE {where} AND (p.deleted_at IS NULL OR p.deleted_at > ?)
     AND NOT EXISTS (
         SELECT 1 FROM pages n WHERE n.workspace = p.workspace AND n.project = p.project
@@ -58,13 +58,14 @@ def history_stream(
         sql = OLDER_VERSIONS.format(where=where)
         args = (*params, MAX_VERSIONS)
     terms = {stem(w) for word in query.words for w in _WORD.findall(word)}
-    hits: list[StreamHit] = []
+    scored: list[tuple[float, str, int, StreamHit]] = []
     for row in conn.execute(sql, args):
         score = _score(terms, row["title"], row["body"])
         if score > 0:
-            hits.append(StreamHit(int(row["id"]), score, {"older_version": True}))
-    hits.sort(key=lambda hit: (-hit.score, -hit.page_id))
-    return StreamResult("history", hits[:limit])
+            hit = StreamHit(int(row["id"]), score, {"older_version": True})
+            scored.append((-score, row["path"], -int(row["version"]), hit))
+    scored.sort(key=lambda s: s[:3])
+    return StreamResult("history", [s[3] for s in scored[:limit]])
 
 
 def _score(terms: set[str], title: str, body: str) -> float:

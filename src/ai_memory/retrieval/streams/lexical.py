@@ -13,7 +13,7 @@ FTS_PAGES = """
 SELECT p.id, p.title, bm25(pages_fts, ?, 1.0) AS score
 FROM pages_fts JOIN pages p ON p.id = pages_fts.rowid
 WHERE pages_fts MATCH ? AND {where}
-ORDER BY score LIMIT ?
+ORDER BY score, p.workspace, p.project, p.path LIMIT ?
 """
 
 # The fast path: rank inside the full-text index alone, then filter the best few.
@@ -21,10 +21,10 @@ ORDER BY score LIMIT ?
 FTS_TOP = """
 SELECT p.id, p.title, m.score FROM (
     SELECT rowid, bm25(pages_fts, ?, 1.0) AS score FROM pages_fts
-    WHERE pages_fts MATCH ? AND rowid >= ? ORDER BY score LIMIT ?
+    WHERE pages_fts MATCH ? AND rowid >= ? ORDER BY score, rowid LIMIT ?
 ) m JOIN pages p ON p.id = m.rowid
 WHERE {where}
-ORDER BY m.score LIMIT ?
+ORDER BY m.score, p.workspace, p.project, p.path LIMIT ?
 """
 PREFILTER = 20
 
@@ -48,14 +48,14 @@ CJK_MATCH = """
 SELECT p.id, p.title, bm25(pages_cjk, ?, 1.0) AS score
 FROM pages_cjk JOIN pages p ON p.id = pages_cjk.rowid
 WHERE pages_cjk MATCH ? AND {where}
-ORDER BY score LIMIT ?
+ORDER BY score, p.workspace, p.project, p.path LIMIT ?
 """
 
 CJK_LIKE = """
 SELECT p.id, p.title, 0.0 AS score
 FROM pages_cjk JOIN pages p ON p.id = pages_cjk.rowid
 WHERE ({like}) AND {where}
-ORDER BY p.created_at DESC LIMIT ?
+ORDER BY p.created_at DESC, p.workspace, p.project, p.path LIMIT ?
 """
 
 
