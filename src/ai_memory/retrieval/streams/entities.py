@@ -10,7 +10,8 @@ from ai_memory.retrieval.query import PreparedQuery
 from ai_memory.retrieval.streams import StreamHit, StreamResult
 
 ENTITY_PAGES = """
-SELECT e.page_id, e.norm, p.workspace, p.project, p.path FROM entities e JOIN pages p ON p.id = e.page_id
+SELECT e.page_id, e.norm, p.workspace, p.project, p.path
+FROM entities e JOIN pages p ON p.id = e.page_id
 WHERE e.norm IN ({marks}) AND {scope} AND {where}
 """
 MAX_PHRASE = 4
