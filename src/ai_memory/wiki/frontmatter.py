@@ -1,4 +1,9 @@
-"""YAML frontmatter: parsed leniently from disk, strictly from callers, written back stably."""
+"""YAML frontmatter: parsed leniently from disk, strictly from callers, written back stably.
+
+Parsing is bounded (see :mod:`ai_memory.wiki.bounded_yaml` and
+:mod:`ai_memory.wiki.limits`): no block, however hostile, costs more than a
+small fixed amount of time and memory, and none makes parsing raise.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+
+from ai_memory.wiki import bounded_yaml
+from ai_memory.wiki.limits import MAX_FRONTMATTER_BYTES, within_limits
 
 # Known keys are written first, in this order; unknown keys follow in their own order.
 KNOWN_KEYS = (
@@ -24,17 +32,6 @@ KNOWN_KEYS = (
     "updated",
     "source_files",
 )
-
-
-class _Loader(yaml.SafeLoader):
-    """Safe loading, but dates stay strings: they round-trip and serialise to JSON."""
-
-
-def _as_string(loader: yaml.SafeLoader, node: yaml.Node) -> str:
-    return str(loader.construct_scalar(node))  # type: ignore[arg-type]
-
-
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _as_string)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +54,14 @@ def parse_markdown(text: str) -> ParsedMarkdown:
     if block is None:
         return ParsedMarkdown({}, text, has_frontmatter=False)
     raw, body = block
+    size = len(raw.encode("utf-8", "surrogatepass"))
+    if size > MAX_FRONTMATTER_BYTES:
+        error = f"frontmatter is {size} bytes; the limit is {MAX_FRONTMATTER_BYTES}"
+        return ParsedMarkdown({}, text, True, error, raw)
     try:
-        data = yaml.load(raw, Loader=_Loader) if raw.strip() else {}
+        data = bounded_yaml.load(raw) if raw.strip() else {}
+    except bounded_yaml.FrontmatterRefused as exc:
+        return ParsedMarkdown({}, text, True, _short(exc), raw)
     except yaml.YAMLError as exc:
         return ParsedMarkdown({}, text, True, f"frontmatter is not valid YAML: {_short(exc)}", raw)
     if data is None:
@@ -67,6 +70,18 @@ def parse_markdown(text: str) -> ParsedMarkdown:
         kind = type(data).__name__
         return ParsedMarkdown({}, text, True, f"frontmatter is a {kind}, not a mapping", raw)
     return ParsedMarkdown({str(k): _jsonable(v) for k, v in data.items()}, body, True, None, raw)
+
+
+def parse_file(text: str) -> ParsedMarkdown:
+    """Like :func:`parse_markdown`, for a file on disk: fields over a cap are left out
+    (and named in ``error``) instead of refusing the page."""
+    parsed = parse_markdown(text)
+    if parsed.error:
+        return parsed
+    kept, error = within_limits(parsed.frontmatter)
+    if error is None:
+        return parsed
+    return ParsedMarkdown(kept, parsed.body, True, error, parsed.raw_frontmatter)
 
 
 def render_markdown(frontmatter: dict[str, Any], body: str) -> str:

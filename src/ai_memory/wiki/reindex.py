@@ -19,7 +19,7 @@ from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.page import PageDocument
 from ai_memory.store import pages
 from ai_memory.wiki.document import build_document
-from ai_memory.wiki.frontmatter import parse_markdown
+from ai_memory.wiki.frontmatter import parse_file
 from ai_memory.wiki.wiki import Wiki
 
 BATCH = 200
@@ -66,10 +66,15 @@ def document(ref: PageRef, data: bytes, report: ReconcileReport) -> PageDocument
     except UnicodeDecodeError as exc:
         report.warnings.append(f"skipped {ref.relpath}: not UTF-8 ({exc.reason})")
         return None
-    parsed = parse_markdown(text)
-    if parsed.error:
-        report.warnings.append(f"{ref.relpath}: {parsed.error}")
-    return build_document(ref, parsed.frontmatter, parsed.body, text=text, error=parsed.error)
+    try:
+        parsed = parse_file(text)
+        if parsed.error:
+            report.warnings.append(f"{ref.relpath}: {parsed.error}")
+        return build_document(ref, parsed.frontmatter, parsed.body, text=text, error=parsed.error)
+    except Exception as exc:  # one unreadable file must never stop a start or a reindex
+        error = f"frontmatter could not be read ({type(exc).__name__}); indexed as text"
+        report.warnings.append(f"{ref.relpath}: {error}")
+        return build_document(ref, {}, text, text=text, error=error)
 
 
 def _digest(data: bytes) -> str:

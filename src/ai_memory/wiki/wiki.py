@@ -14,7 +14,6 @@ from ai_memory.core.errors import (
     InvalidInput,
     NotFound,
     PreconditionFailed,
-    TooLarge,
 )
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.kinds import KINDS, TIERS
@@ -23,8 +22,9 @@ from ai_memory.store import pages
 from ai_memory.store.readers import ReaderPool
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.document import build_document, complete_frontmatter
-from ai_memory.wiki.frontmatter import parse_markdown
+from ai_memory.wiki.frontmatter import parse_file, parse_markdown
 from ai_memory.wiki.git import GitCheckpointer
+from ai_memory.wiki.limits import check_body, check_fields, check_file_size, check_frontmatter
 
 # Frontmatter keys a caller may set directly, next to (or instead of) a frontmatter block.
 META_KEYS = frozenset(
@@ -120,11 +120,13 @@ class Wiki:
         Other write paths (session pages, for one) run this command inside a
         larger command of their own, so a page and its companions commit together.
         """
-        self._check_body(body)
+        check_body(body, self.max_page_bytes)
         parsed = parse_markdown(body)
         if parsed.error:
             raise InvalidFrontmatter(f"page {ref.path}: {parsed.error}")
+        check_frontmatter(parsed.frontmatter, f"page {ref.path}")
         updates = _check_meta(meta or {})
+        check_fields(updates)
 
         def command(conn: sqlite3.Connection) -> WriteResult:
             now = self.clock()
@@ -146,6 +148,7 @@ class Wiki:
                 return _result(ref, current["id"], current["version"], changed=False, created=False)
             frontmatter["updated"] = now
             doc = build_document(ref, frontmatter, parsed.body)
+            check_file_size(ref.path, doc.text, self.max_page_bytes)
             pages.ensure_project(conn, ref.scope, now)
             page_id, version = pages.insert_version(conn, ref, doc, now=now, actor=actor)
             pages.audit(
@@ -181,7 +184,7 @@ class Wiki:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             return current
-        parsed = parse_markdown(text)
+        parsed = parse_file(text)
         doc = build_document(ref, parsed.frontmatter, parsed.body, text=text, error=parsed.error)
         pages.insert_version(conn, ref, doc, now=now, actor="disk")
         return pages.latest(conn, ref)
@@ -234,18 +237,6 @@ class Wiki:
     def _checkpoint(self, ref: PageRef, changed: bool) -> None:
         if changed and self.checkpointer is not None:
             self.checkpointer.notify(ref.relpath)
-
-    def _check_body(self, body: str) -> None:
-        if not isinstance(body, str):
-            raise InvalidInput("page body must be text")
-        try:
-            size = len(body.encode("utf-8"))
-        except UnicodeEncodeError as exc:
-            raise InvalidInput(f"page body is not valid UTF-8 text: {exc.reason}") from exc
-        if size > self.max_page_bytes:
-            raise TooLarge(f"page body is {size} bytes; the limit is {self.max_page_bytes}")
-        if "\x00" in body:
-            raise InvalidInput("page body contains NUL characters")
 
     # -- reads ----------------------------------------------------------------
 
