@@ -13,12 +13,16 @@ GLOBAL_PROJECT = "_global"
 SCRATCH_PROJECT = "scratch"
 RESERVED_PROJECTS = frozenset({GLOBAL_PROJECT, SCRATCH_PROJECT})
 
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 
 
 def validate_name(value: str, what: str) -> str:
-    """Workspace and project names become folder names, so keep them tame."""
-    if not isinstance(value, str) or not _NAME.match(value) or value.endswith("."):
+    """Workspace and project names become folder names, so keep them tame.
+
+    The whole value must match (``fullmatch``): a trailing newline would otherwise
+    pass and make a look-alike folder.
+    """
+    if not isinstance(value, str) or not _NAME.fullmatch(value) or value.endswith("."):
         raise InvalidIdentity(
             f"invalid {what} {value!r}: use 1-64 letters, digits, '_', '-' or '.', "
             "starting with a letter, digit or '_'"

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from ai_memory.core.errors import InvalidPath
+import unicodedata
 
-MAX_PATH_CHARS = 240
-MAX_SEGMENT_CHARS = 120
+from ai_memory.core.errors import InvalidPath
+from ai_memory.core.validate import printable, text_problem
+
+# The atomic writer stages ``<TEMP_PREFIX><name>.<TEMP_TOKEN_HEX hex digits>`` beside the
+# file, so a name must leave room for those bytes inside the filesystem's 255-byte limit.
+TEMP_PREFIX = ".tmp-"
+TEMP_TOKEN_HEX = 8
+MAX_NAME_BYTES = 255
+MAX_SEGMENT_BYTES = MAX_NAME_BYTES - len(TEMP_PREFIX) - 1 - TEMP_TOKEN_HEX
+# The whole page path, so workspace/project/path under the data dir stays far below
+# PATH_MAX everywhere (1024 bytes on macOS).
+MAX_PATH_BYTES = 512
 _FORBIDDEN_CHARS = frozenset('\\:*?"<>|')
 
 
@@ -14,33 +24,47 @@ def validate_page_path(path: str) -> str:
 
     A page path is relative to its project, ends in ``.md``, never climbs out
     (``..``), never names a hidden segment (``.git``, ``.obsidian``) and stays
-    short enough for every filesystem we meet.
+    short enough, in UTF-8 bytes, for every filesystem we meet.
     """
     if not isinstance(path, str) or not path.strip():
         raise InvalidPath("page path is empty")
+    shown = printable(path)[:300]
     if any(ord(c) < 32 or c == "\x7f" for c in path):
-        raise InvalidPath(f"page path {path!r} contains control characters")
+        raise InvalidPath(f"page path {shown!r} contains control characters")
+    problem = text_problem(path)
+    if problem:
+        raise InvalidPath(f"page path {shown!r} {problem}")
     if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
-        raise InvalidPath(f"page path {path!r} is absolute; give it relative to the project")
+        raise InvalidPath(f"page path {shown!r} is absolute; give it relative to the project")
     bad = sorted(set(path) & _FORBIDDEN_CHARS)
     if bad:
-        raise InvalidPath(f"page path {path!r} contains forbidden characters {''.join(bad)!r}")
-    if len(path) > MAX_PATH_CHARS:
+        raise InvalidPath(f"page path {shown!r} contains forbidden characters {''.join(bad)!r}")
+    size = len(path.encode("utf-8"))
+    if size > MAX_PATH_BYTES:
         raise InvalidPath(
-            f"page path is {len(path)} characters long; the limit is {MAX_PATH_CHARS}"
+            f"page path is {size} bytes long in UTF-8; the limit is {MAX_PATH_BYTES}"
         )
     segments = path.split("/")
     for segment in segments:
-        if segment == "":
-            raise InvalidPath(f"page path {path!r} has an empty segment")
-        if segment == "..":
-            raise InvalidPath(f"page path {path!r} climbs out of the project with '..'")
-        if segment.startswith("."):
-            raise InvalidPath(f"page path {path!r} has a hidden segment {segment!r}")
-        if segment != segment.strip():
-            raise InvalidPath(f"page path {path!r} has a segment with surrounding spaces")
-        if len(segment) > MAX_SEGMENT_CHARS:
-            raise InvalidPath(f"page path segment {segment[:20]!r}... is too long")
+        _check_segment(path, segment)
     if not path.endswith(".md") or len(segments[-1]) <= 3:
-        raise InvalidPath(f"page path {path!r} must name a markdown file ending in '.md'")
+        raise InvalidPath(f"page path {shown!r} must name a markdown file ending in '.md'")
     return path
+
+
+def _check_segment(path: str, segment: str) -> None:
+    if segment == "":
+        raise InvalidPath(f"page path {path!r} has an empty segment")
+    if segment == "..":
+        raise InvalidPath(f"page path {path!r} climbs out of the project with '..'")
+    # NFKC folds look-alike dots (U+FF0E, U+2024) that some tools treat as '.'.
+    if segment.startswith(".") or unicodedata.normalize("NFKC", segment).startswith("."):
+        raise InvalidPath(f"page path {path!r} has a hidden segment {segment!r}")
+    if segment != segment.strip():
+        raise InvalidPath(f"page path {path!r} has a segment with surrounding spaces")
+    size = len(segment.encode("utf-8"))
+    if size > MAX_SEGMENT_BYTES:
+        raise InvalidPath(
+            f"page path segment {segment[:20]!r}... is {size} bytes long in UTF-8; "
+            f"the limit is {MAX_SEGMENT_BYTES}"
+        )

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from ai_memory import __version__
 from ai_memory.mcp import tools_query, tools_read, tools_sessions, tools_status, tools_write
+from ai_memory.mcp.args import check_text_arguments
 from ai_memory.mcp.deps import Ctx, ToolDeps
 from ai_memory.mcp.errors import invalid_params
 from ai_memory.mcp.instructions import server_instructions
@@ -45,6 +46,7 @@ class MemoryServer(MCPServer[Any]):
         for code_name, wire_name in WIRE_NAMES.items():
             if wire_name in arguments:
                 arguments[code_name] = arguments.pop(wire_name)
+        check_text_arguments(arguments)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:

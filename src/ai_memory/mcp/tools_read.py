@@ -13,7 +13,15 @@ from ai_memory.core import fence
 from ai_memory.core.errors import NotFound
 from ai_memory.core.identity import PageRef
 from ai_memory.mcp.annotations import READ
-from ai_memory.mcp.args import KindName, Limit, PageId, Project, Workspace
+from ai_memory.mcp.args import (
+    KindName,
+    Limit,
+    OptionalPagePath,
+    PageId,
+    Project,
+    Version,
+    Workspace,
+)
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
 from ai_memory.mcp.errors import InvalidArgument, argument
 from ai_memory.mcp.related import MAX_DEPTH, MAX_PAGES, related_pages
@@ -56,9 +64,7 @@ def page_ref(resolved: ResolvedScope, path: str) -> PageRef:
 def _read_tool(deps: ToolDeps) -> Any:
     async def memory_read_page(
         ctx: Ctx,
-        path: Annotated[
-            str | None, Field(max_length=240, description="Exact page path, e.g. decisions/db.md")
-        ] = None,
+        path: OptionalPagePath = None,
         query: Annotated[
             str | None,
             Field(max_length=2000, description="Read the best match of this query instead"),
@@ -66,7 +72,7 @@ def _read_tool(deps: ToolDeps) -> Any:
         workspace: Workspace = None,
         project: Project = None,
         page_id: PageId = None,
-        version: Annotated[int | None, Field(ge=1, description="An older version number")] = None,
+        version: Version = None,
         max_chars: Annotated[
             int, Field(ge=200, le=MAX_CHARS, description="Cap on body characters returned")
         ] = DEFAULT_MAX_CHARS,

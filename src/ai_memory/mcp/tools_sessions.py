@@ -18,13 +18,12 @@ from ai_memory.hooks.handoffs import (
 )
 from ai_memory.hooks.observations import session_observations
 from ai_memory.mcp.annotations import READ, change
-from ai_memory.mcp.args import Project, Workspace
+from ai_memory.mcp.args import BeforeId, HandoffId, Project, SqlId, Workspace
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer, caller
 from ai_memory.mcp.errors import argument
 from ai_memory.mcp.scope import with_session
 
 Items = Annotated[list[Annotated[str, Field(max_length=2000)]] | None, Field(max_length=50)]
-HandoffId = Annotated[int, Field(ge=1, description="The handoff's id (from memory_handoff_list)")]
 
 
 def register(server: MCPServer[Any], deps: ToolDeps) -> None:
@@ -157,7 +156,7 @@ def _accept_tool(deps: ToolDeps) -> Any:
     async def memory_handoff_accept(
         ctx: Ctx,
         handoff_id: Annotated[
-            int | None, Field(ge=1, description="A specific handoff; default: the best open one")
+            SqlId | None, Field(description="A specific handoff; default: the best open one")
         ] = None,
         workspace: Workspace = None,
         project: Project = None,
@@ -205,9 +204,7 @@ def _observations_tool(deps: ToolDeps) -> Any:
             str | None,
             Field(max_length=200, description="Default: the newest other session of the project"),
         ] = None,
-        before_id: Annotated[
-            int | None, Field(ge=1, description="Page on: next_before_id of the last answer")
-        ] = None,
+        before_id: BeforeId = None,
         limit: Annotated[int, Field(ge=1, le=100)] = 30,
         max_body_chars: Annotated[int, Field(ge=100, le=20_000)] = 2_000,
         workspace: Workspace = None,

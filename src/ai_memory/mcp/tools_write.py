@@ -14,7 +14,16 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import PreconditionFailed
 from ai_memory.core.identity import PageRef
 from ai_memory.mcp.annotations import change
-from ai_memory.mcp.args import KindName, PageId, PagePath, Project, TierName, Workspace
+from ai_memory.mcp.args import (
+    ExpectedPageId,
+    KindName,
+    PageId,
+    PagePath,
+    Project,
+    SqlId,
+    TierName,
+    Workspace,
+)
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
 from ai_memory.mcp.errors import InvalidArgument, argument
 from ai_memory.mcp.sections import PatchOp, apply_patch, sections
@@ -90,9 +99,7 @@ def _write_tool(deps: ToolDeps) -> Any:
             Literal["project", "global"],
             Field(description="'global' writes to the shared _global project"),
         ] = "project",
-        expected_page_id: Annotated[
-            int | None, Field(ge=1, description="Write only if the page is still this version")
-        ] = None,
+        expected_page_id: ExpectedPageId = None,
         create_only: Annotated[bool, Field(description="Write only if no such page")] = False,
         workspace: Workspace = None,
         project: Project = None,
@@ -148,7 +155,7 @@ def _patch_tool(deps: ToolDeps) -> Any:
         ctx: Ctx,
         path: PagePath,
         expected_page_id: Annotated[
-            int, Field(ge=1, description="The page_id you read; the patch fails if it moved on")
+            SqlId, Field(description="The page_id you read; the patch fails if it moved on")
         ],
         op: Annotated[
             PatchOp,

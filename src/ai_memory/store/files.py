@@ -9,15 +9,17 @@ batch's COMMIT, so a file always lands before the index row that describes it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ai_memory.core.errors import Conflict
+from ai_memory.core.errors import Conflict, InvalidPath
+from ai_memory.core.paths import MAX_NAME_BYTES, TEMP_PREFIX, TEMP_TOKEN_HEX
 
-TEMP_PREFIX = ".tmp-"
+__all__ = ["TEMP_PREFIX", "FileStage", "atomic_write", "fsync_dir", "remove_temp_files"]
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -124,10 +126,20 @@ def _check_target(path: Path) -> None:
 
 
 def _write_temp(path: Path, data: bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.parent / f"{TEMP_PREFIX}{path.name}.{secrets.token_hex(4)}"
+    """Stage ``data`` beside ``path``; the temp name's prefix and token count against the
+    filesystem's name limit too (core/paths.py keeps page names short enough for both)."""
+    temp = path.parent / f"{TEMP_PREFIX}{path.name}.{secrets.token_hex(TEMP_TOKEN_HEX // 2)}"
+    if len(os.fsencode(temp.name)) > MAX_NAME_BYTES:
+        raise InvalidPath(f"file name {path.name[:40]!r}... is too long for the filesystem")
     try:
-        with open(temp, "wb") as handle:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(temp, "wb")  # noqa: SIM115 - closed below, discarded on failure
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise InvalidPath(f"file path of {path.name[:40]!r} is too long") from exc
+        raise
+    try:
+        with handle:
             handle.write(data)
     except BaseException:
         _discard(temp)

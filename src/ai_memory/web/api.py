@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ai_memory import __version__
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.kinds import Kind, Tier
+from ai_memory.core.validate import SqlId, Text
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
 from ai_memory.store.counts import counts
@@ -24,17 +25,17 @@ class PageWrite(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    body: str
-    title: str | None = Field(None, max_length=200)
+    body: Text
+    title: Text | None = Field(None, max_length=200)
     kind: Kind | None = None
     tier: Tier | None = None
-    tags: list[str] | None = None
-    entities: list[str] | None = None
+    tags: list[Text] | None = None
+    entities: list[Text] | None = None
     pinned: bool | None = None
-    expires_at: str | None = None
-    summary: str | None = None
-    abstract: str | None = None
-    expected_page_id: int | None = Field(None, ge=1)
+    expires_at: Text | None = None
+    summary: Text | None = None
+    abstract: Text | None = None
+    expected_page_id: SqlId | None = None
     create_only: bool = False
 
     def meta(self) -> dict[str, Any]:
@@ -91,8 +92,8 @@ async def read_page(
     workspace: str,
     project: str,
     path: str,
-    version: Annotated[int | None, Query(ge=1)] = None,
-    page_id: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[SqlId | None, Query()] = None,
+    page_id: Annotated[SqlId | None, Query()] = None,
 ) -> dict[str, Any]:
     ref = page_ref(workspace, project, path)
     return await runtime.wiki.aread_page(ref, version=version, page_id=page_id)
@@ -127,7 +128,7 @@ async def delete_page(
     workspace: str,
     project: str,
     path: str,
-    expected_page_id: Annotated[int | None, Query(ge=1)] = None,
+    expected_page_id: Annotated[SqlId | None, Query()] = None,
 ) -> dict[str, Any]:
     ref = page_ref(workspace, project, path)
     page_id = await runtime.wiki.adelete_page(ref, expected_page_id=expected_page_id)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import Scope
+from ai_memory.core.validate import JsonObject, SqlId, Text
 from ai_memory.hooks import handoffs as handoff_ops
 from ai_memory.hooks.observations import recent_sessions, session_observations
 from ai_memory.hooks.service import HookService
@@ -69,13 +70,13 @@ class HandoffOpen(BaseModel):
 
     workspace: str | None = None
     project: str
-    summary: str = Field(min_length=1, max_length=handoff_ops.MAX_SUMMARY_CHARS)
-    next_steps: list[str] | str | None = None
-    open_questions: list[str] | str | None = None
-    content: dict[str, Any] | None = None
-    agent: str | None = Field(None, max_length=64)
-    session_id: str | None = Field(None, max_length=100)
-    cwd: str | None = Field(None, max_length=4096)
+    summary: Text = Field(min_length=1, max_length=handoff_ops.MAX_SUMMARY_CHARS)
+    next_steps: list[Text] | Text | None = None
+    open_questions: list[Text] | Text | None = None
+    content: JsonObject | None = None
+    agent: Text | None = Field(None, max_length=64)
+    session_id: Text | None = Field(None, max_length=100)
+    cwd: Text | None = Field(None, max_length=4096)
 
 
 class HandoffAccept(BaseModel):
@@ -83,10 +84,10 @@ class HandoffAccept(BaseModel):
 
     workspace: str | None = None
     project: str
-    id: int | None = Field(None, ge=1)
-    agent: str | None = Field(None, max_length=64)
-    session_id: str | None = Field(None, max_length=100)
-    cwd: str | None = Field(None, max_length=4096)
+    id: SqlId | None = None
+    agent: Text | None = Field(None, max_length=64)
+    session_id: Text | None = Field(None, max_length=100)
+    cwd: Text | None = Field(None, max_length=4096)
 
 
 class SessionFinalize(BaseModel):
@@ -94,8 +95,8 @@ class SessionFinalize(BaseModel):
 
     workspace: str | None = None
     project: str
-    agent: str | None = Field(None, max_length=64)
-    session_id: str | None = Field(None, max_length=100)
+    agent: Text | None = Field(None, max_length=64)
+    session_id: Text | None = Field(None, max_length=100)
 
 
 @router.post("/api/v1/handoffs", status_code=201)
@@ -146,7 +147,7 @@ async def accept_handoff(runtime: RuntimeDep, body: HandoffAccept) -> dict[str, 
 
 @router.post("/api/v1/handoffs/{handoff_id}/cancel")
 async def cancel_handoff(
-    runtime: RuntimeDep, handoff_id: int, project: str, workspace: str | None = None
+    runtime: RuntimeDep, handoff_id: SqlId, project: str, workspace: str | None = None
 ) -> dict[str, Any]:
     return await handoff_ops.cancel_handoff(
         runtime.writer,
@@ -199,7 +200,7 @@ async def newest_session_observations(
     project: str,
     workspace: str | None = None,
     exclude_session: str | None = None,
-    before_id: Annotated[int | None, Query(ge=1)] = None,
+    before_id: Annotated[SqlId | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> dict[str, Any]:
     """The newest session other than ``exclude_session``, newest observations first."""
@@ -218,7 +219,7 @@ async def one_session_observations(
     session_id: str,
     project: str,
     workspace: str | None = None,
-    before_id: Annotated[int | None, Query(ge=1)] = None,
+    before_id: Annotated[SqlId | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> dict[str, Any]:
     return await session_observations(
