@@ -39,6 +39,38 @@ class ServerSettings(Section):
     max_request_bytes: int = Field(
         4 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024, description="largest request body accepted"
     )
+    max_header_bytes: int = Field(
+        16 * 1024, ge=1024, le=1024 * 1024, description="largest request line plus headers accepted"
+    )
+    header_timeout_s: float = Field(
+        5.0,
+        gt=0,
+        le=300,
+        description="a client must finish sending a request's headers this soon, "
+        "counted from its connection or its first byte",
+    )
+    body_timeout_s: float = Field(
+        30.0, gt=0, le=3600, description="a client must finish sending a request body this soon"
+    )
+    keep_alive_s: int = Field(
+        5, ge=1, le=600, description="an idle keep-alive connection is closed after this long"
+    )
+    max_connections: int = Field(
+        200,
+        ge=4,
+        le=100_000,
+        description="open connections at most; beyond it the longest-idle one is closed "
+        "to make room",
+    )
+    max_requests_in_flight: int = Field(
+        100,
+        ge=1,
+        le=100_000,
+        description="requests handled at once; more get 503 (GET /healthz is always answered)",
+    )
+    max_requests_per_connection: int = Field(
+        1000, ge=1, le=1_000_000, description="requests one keep-alive connection may carry"
+    )
 
 
 class StoreSettings(Section):

@@ -12,8 +12,8 @@ import anyio.to_thread
 from fastapi import FastAPI
 
 from ai_memory import __version__
-from ai_memory.config import Config
-from ai_memory.core.errors import ConfigError, NotInitialised
+from ai_memory.config import Config, ServerSettings
+from ai_memory.core.errors import ConfigError, InvalidInput, NotInitialised
 from ai_memory.hooks.service import HookService
 from ai_memory.maintenance.scheduler import Scheduler
 from ai_memory.mcp.server import build_server, mount
@@ -21,8 +21,10 @@ from ai_memory.runtime import Runtime
 from ai_memory.web import api, ui
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import search as search_api
+from ai_memory.web.connections import ConnectionLimits, protocol_class
 from ai_memory.web.errors import install_error_handlers
-from ai_memory.web.middleware import BearerAuth, BodyLimit
+from ai_memory.web.middleware import BearerAuth, BodyLimit, HostCheck, InFlightLimit
+from ai_memory.web.origin import is_loopback
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +60,32 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
     app.include_router(ui.build_router(token))
-    mount(app, mcp_server, parse_bind(config.server.bind)[0])
-    # The last middleware added runs first: auth before anything reads a body.
+    mount(app, mcp_server)
+    # The last middleware added runs first: Host/Origin, then auth, before anything
+    # reads a body.
     app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)
+    app.add_middleware(InFlightLimit, limit=config.server.max_requests_in_flight)
     app.add_middleware(BearerAuth, token=token)
+    app.add_middleware(HostCheck, bind_host=parse_bind(config.server.bind)[0])
     return app
+
+
+def run(app: FastAPI, settings: ServerSettings) -> None:
+    """Serve ``app`` on ``settings.bind`` until interrupted, with the connection limits."""
+    import uvicorn
+
+    host, port = parse_bind(settings.bind)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        http=protocol_class(ConnectionLimits.from_settings(settings)),
+        h11_max_incomplete_event_size=settings.max_header_bytes,
+        timeout_keep_alive=settings.keep_alive_s,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=10,
+    )
 
 
 def start_capture(runtime: Runtime) -> tuple[HookService, Scheduler]:
@@ -92,3 +115,15 @@ def require_token(token: str | None, token_file: Path) -> str:
     if not token:
         raise NotInitialised(f"no bearer token in {token_file}; run `ai-memory init` first")
     return token
+
+
+def check_bind(host: str, allow_remote: bool) -> bool:
+    """True when ``host`` is reachable from other machines, which needs ``allow_remote``."""
+    if is_loopback(host):
+        return False
+    if not allow_remote:
+        raise InvalidInput(
+            f"refusing to listen on {host}, which is reachable from other machines; "
+            "pass --allow-remote to serve it anyway (the bearer token is then the only guard)"
+        )
+    return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -74,23 +75,34 @@ def serve(
     bind: Annotated[
         str | None, typer.Option(help="host:port to listen on (default: server.bind).")
     ] = None,
+    allow_remote: Annotated[
+        bool,
+        typer.Option(
+            "--allow-remote",
+            help="Allow an address other machines can reach (anything but loopback).",
+        ),
+    ] = False,
 ) -> None:
     """Serve the HTTP API (and MCP) until interrupted."""
-    import uvicorn
-
     from ai_memory.maintenance.init import read_token
     from ai_memory.maintenance.lock import ServerLock
-    from ai_memory.server import create_app, parse_bind, require_token
+    from ai_memory.maintenance.modes import secure_layout
+    from ai_memory.server import check_bind, create_app, parse_bind, require_token, run
 
     config = load_config(data_dir)
     host, port = parse_bind(bind or config.server.bind)
-    config.server.bind = f"{host}:{port}"  # the app guards /mcp for the address it serves
+    config.server.bind = f"{host}:{port}"  # the app checks Host headers for the address it serves
     token = require_token(read_token(config.token_file), config.token_file)
+    remote = check_bind(host, allow_remote)
+    os.umask(0o077)  # all the server and its git create (pages, objects, logs) stays private
+    secure_layout(config)
     _configure_logging(config.logs_dir)
     lock = ServerLock(config.data_dir)
     lock.acquire(bind=f"{host}:{port}")
     try:
-        base = f"http://{host}:{port}"
+        base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+        if remote:
+            _warn_remote(host)
         out.print(f"ai-memory serving {config.data_dir}")
         out.print(f"  API:      {base}/api/v1")
         out.print(f"  MCP:      {base}/mcp")
@@ -98,14 +110,7 @@ def serve(
         out.print(f"  web UI:   {base}/web")
         out.print(f"  sign in:  {base}/web/login (token file below)")
         out.print(f"  token:    {config.token_file}")
-        uvicorn.run(
-            create_app(config, token),
-            host=host,
-            port=port,
-            log_level="warning",
-            lifespan="on",
-            timeout_graceful_shutdown=10,
-        )
+        run(create_app(config, token), config.server)
     finally:
         lock.release()
 
@@ -351,8 +356,21 @@ def history(
     out.print(table)
 
 
+def _warn_remote(host: str) -> None:
+    message = (
+        f"WARNING: listening on {host}, reachable from other machines. The bearer token is "
+        "the only guard, over plain HTTP: anyone on the network path can read it and "
+        "everything sent. Prefer loopback and an SSH tunnel or a TLS proxy."
+    )
+    err.print(f"[bold red]{escape(message)}[/bold red]", highlight=False)
+    logging.getLogger("ai_memory.server").warning(message)
+
+
 def _configure_logging(logs_dir: Path) -> None:
-    logs_dir.mkdir(parents=True, exist_ok=True)
+    from ai_memory.maintenance.modes import private_dir, private_file
+
+    private_dir(logs_dir)
+    private_file(logs_dir / "server.log")
     handlers: list[logging.Handler] = [
         logging.StreamHandler(sys.stderr),
         logging.FileHandler(logs_dir / "server.log", encoding="utf-8"),

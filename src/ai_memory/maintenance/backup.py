@@ -9,11 +9,13 @@ import sqlite3
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from ai_memory.config import Config
 from ai_memory.core.clock import utc_now
 from ai_memory.core.errors import InvalidInput, NotFound
 from ai_memory.maintenance.lock import ServerLock
+from ai_memory.maintenance.modes import DIR_MODE, FILE_MODE, tighten_tree
 
 DB_MEMBER = "db/memory.sqlite"
 WIKI_MEMBER = "wiki"
@@ -25,11 +27,13 @@ def backup(config: Config, target: Path) -> Path:
 
     The database copy is consistent on its own; the wiki is the source of truth,
     and any drift between the two is reconciled when the restored data dir starts.
+    The archive holds everything agents captured, so it is 0600 (a folder made for
+    it, 0700), whatever the umask.
     """
     if not config.db_path.exists():
         raise NotFound(f"no database at {config.db_path}; nothing to back up")
     target = target.expanduser().absolute()
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
     with tempfile.TemporaryDirectory(dir=config.data_dir) as scratch:
         copy = Path(scratch) / "memory.sqlite"
         source = sqlite3.connect(f"file:{config.db_path}?mode=ro", uri=True)
@@ -41,8 +45,11 @@ def backup(config: Config, target: Path) -> Path:
             source.close()
         partial = target.with_name(f".{target.name}.partial")
         try:
-            _write_archive(config, copy, partial)
-            with open(partial, "rb") as handle:
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+            with os.fdopen(fd, "wb") as handle:
+                os.fchmod(handle.fileno(), FILE_MODE)
+                _write_archive(config, copy, handle)
+                handle.flush()
                 os.fsync(handle.fileno())
             os.replace(partial, target)
         finally:
@@ -50,8 +57,8 @@ def backup(config: Config, target: Path) -> Path:
     return target
 
 
-def _write_archive(config: Config, db_copy: Path, archive_path: Path) -> None:
-    with tarfile.open(archive_path, "w:gz") as archive:
+def _write_archive(config: Config, db_copy: Path, out: BinaryIO) -> None:
+    with tarfile.open(fileobj=out, mode="w:gz") as archive:
         archive.add(db_copy, arcname=DB_MEMBER)
         archive.add(config.wiki_dir, arcname=WIKI_MEMBER)
         if config.config_file.exists():
@@ -81,12 +88,14 @@ def restore(config: Config, source: Path) -> Path:
         if not (staging / DB_MEMBER).is_file() or not (staging / WIKI_MEMBER / ".git").is_dir():
             raise InvalidInput(f"{source} is not an ai-memory backup (no database or wiki)")
         aside = config.backups_dir / f"pre-restore-{utc_now().strftime('%Y%m%dT%H%M%S%f')}"
-        aside.mkdir(parents=True)
+        aside.mkdir(parents=True, mode=DIR_MODE)
         names = ["db", WIKI_MEMBER]
         if (staging / CONFIG_MEMBER).is_file():
             names.append(CONFIG_MEMBER)
         (staging / "db" / "memory.sqlite").parent.mkdir(exist_ok=True)
         _swap(config.data_dir, staging, aside, names)
+        for name in names:  # a backup's members carry the modes of where they came from
+            tighten_tree(config.data_dir / name)
     return aside
 
 

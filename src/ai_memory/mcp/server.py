@@ -69,24 +69,17 @@ def build_server(get_runtime: Callable[[], Runtime | None]) -> MemoryServer:
     return server
 
 
-def mount(app: Any, server: MemoryServer, host: str) -> None:
+def mount(app: Any, server: MemoryServer) -> None:
     """Add the streamable HTTP endpoint to ``app`` (stateless, JSON answers).
 
     The caller's lifespan must enter ``server.session_manager.run()``: a mounted
-    app's own lifespan never runs.
+    app's own lifespan never runs. The SDK's own Host/Origin check is off: the
+    app's one rule (``ai_memory.web.origin``) guards /mcp like every other route.
     """
     sub = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
-        transport_security=_transport_security(host),
-        host=host,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     app.router.routes.extend(sub.routes)
-
-
-def _transport_security(host: str) -> TransportSecuritySettings | None:
-    """DNS-rebinding protection when serving loopback; other binds rely on the token."""
-    if host in ("127.0.0.1", "localhost", "::1"):
-        return None  # the SDK's loopback defaults
-    return TransportSecuritySettings(enable_dns_rebinding_protection=False)

@@ -1,4 +1,4 @@
-"""ASGI middleware: bearer-token auth and the request size cap."""
+"""ASGI middleware: Host/Origin rule, bearer-token auth, request caps (size, in flight)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ai_memory.web import webauth
+from ai_memory.web.origin import HostRule
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -81,7 +82,19 @@ class BearerAuth:
         if path in PUBLIC_PATHS or (scope["type"] == "http" and (path, method) in WEB_OPEN):
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
+        raw = scope.get("headers") or []
+        headers = dict(raw)
+        if sum(1 for name, _ in raw if name == b"authorization") > 1:
+            await send_json(
+                send,
+                400,
+                {
+                    "error": "invalid_request",
+                    "message": "more than one Authorization header; send exactly one",
+                },
+                [],
+            )
+            return
         given = headers.get(b"authorization", b"")
         if hmac.compare_digest(given, self.expected):
             await self.app(scope, receive, send)
@@ -121,7 +134,7 @@ class BodyLimit:
         while True:
             message = await receive()
             if message["type"] != "http.request":
-                break
+                return  # the client left mid-body: a partial body reaches no handler
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.limit:
@@ -152,3 +165,71 @@ class BodyLimit:
             },
             [(b"connection", b"close")],
         )
+
+
+class HostCheck:
+    """The one Host/Origin rule (see :mod:`ai_memory.web.origin`), before anything else runs."""
+
+    def __init__(self, app: ASGIApp, bind_host: str) -> None:
+        self.app = app
+        self.rule = HostRule(bind_host)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        raw = scope.get("headers") or []
+        hosts = [value for name, value in raw if name == b"host"]
+        problem = self.rule.host_problem(hosts)
+        if problem is not None:
+            status, code = (400, "invalid_request") if len(hosts) != 1 else (421, "wrong_host")
+            await send_json(send, status, {"error": code, "message": problem}, [])
+            return
+        origins = [value for name, value in raw if name == b"origin"]
+        method = scope.get("method", "GET")
+        if origins and self.rule.checks_origin(method, webauth.is_web_path(scope["path"])):
+            origin_problem = (
+                "more than one Origin header"
+                if len(origins) > 1
+                else self.rule.origin_problem(origins[0], hosts[0] if hosts else b"")
+            )
+            if origin_problem is not None:
+                await send_json(
+                    send, 403, {"error": "forbidden_origin", "message": origin_problem}, []
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+class InFlightLimit:
+    """At most ``limit`` requests handled at once; more get 503. ``/healthz`` always answers.
+
+    Counting requests, not sockets: idle connections cost nothing here (the
+    connection layer times them out), so they cannot starve real clients.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.active = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if self.active >= self.limit:
+            await send_json(
+                send,
+                503,
+                {
+                    "error": "busy",
+                    "message": f"the server is handling {self.active} requests; retry shortly",
+                },
+                [(b"retry-after", b"1")],
+            )
+            return
+        self.active += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.active -= 1

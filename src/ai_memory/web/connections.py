@@ -1,0 +1,162 @@
+"""HTTP/1.1 connections with deadlines and a cap: slow or idle clients cannot hold the server.
+
+uvicorn's h11 protocol times out a keep-alive connection only after a response:
+a socket that never finishes its headers (slow-loris) stays open for good, and
+its ``limit_concurrency`` counts idle sockets, so a flood of them would answer
+every real request 503. This subclass adds, per connection:
+
+* a header deadline, from the connection (or from the first byte of the next
+  request on a kept-alive one) to the end of the headers;
+* a body deadline, from the end of the headers to the end of the body;
+* a cap on requests per connection (the last answer says ``Connection: close``);
+
+and, across connections, a cap on how many are open: a new connection past it
+closes the one that has been idle (or stuck in its headers) the longest, so a
+flood of idle sockets makes room for real clients instead of locking them out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from uvicorn.config import Config as UvicornConfig
+from uvicorn.protocols.http.flow_control import CLOSE_HEADER
+from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
+from uvicorn.server import ServerState
+
+from ai_memory.config import ServerSettings
+
+log = logging.getLogger(__name__)
+
+Phase = Literal["headers", "body", "busy", "idle"]
+# A connection in one of these phases holds no request a handler is working on.
+EVICTABLE: frozenset[Phase] = frozenset({"headers", "idle"})
+REFUSED = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n"
+    b"content-length: 38\r\nconnection: close\r\n\r\nserver at its connection limit; retry\n"
+)
+TIMED_OUT = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain\r\n"
+    b"content-length: 35\r\nconnection: close\r\n\r\nrequest headers not received in time\n"
+)
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    header_timeout_s: float
+    body_timeout_s: float
+    max_connections: int
+    max_requests_per_connection: int
+
+    @classmethod
+    def from_settings(cls, settings: ServerSettings) -> ConnectionLimits:
+        return cls(
+            header_timeout_s=settings.header_timeout_s,
+            body_timeout_s=settings.body_timeout_s,
+            max_connections=settings.max_connections,
+            max_requests_per_connection=settings.max_requests_per_connection,
+        )
+
+
+def protocol_class(limits: ConnectionLimits) -> type[GuardedH11Protocol]:
+    """A protocol class bound to ``limits`` (uvicorn builds protocols from a class)."""
+    return type("BoundH11Protocol", (GuardedH11Protocol,), {"limits": limits})
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with the deadlines and caps above."""
+
+    limits: ClassVar[ConnectionLimits]
+
+    def __init__(
+        self,
+        config: UvicornConfig,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self.phase: Phase = "headers"
+        self.phase_since = self.loop.time()
+        self.requests = 0
+        self.bytes_seen = False
+        self.deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._enter("headers", self.limits.header_timeout_s)
+        self._make_room()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self.phase == "idle":
+            self._enter("headers", self.limits.header_timeout_s)
+        self.bytes_seen = self.bytes_seen or (self.phase == "headers" and bool(data))
+        before = self.cycle
+        super().data_received(data)
+        self._after_events(before)
+
+    def on_response_complete(self) -> None:
+        self._enter("idle", None)  # uvicorn's keep-alive timer takes over
+        before = self.cycle
+        super().on_response_complete()
+        self._after_events(before)  # a pipelined request may have started
+
+    def _after_events(self, before: RequestResponseCycle | None) -> None:
+        cycle = self.cycle
+        if cycle is not None and cycle is not before:
+            self.requests += 1
+            if self.requests >= self.limits.max_requests_per_connection:
+                cycle.keep_alive = False
+                self.headers.append(CLOSE_HEADER)  # the scope's list: the answer says so, too
+            if cycle.more_body:
+                self._enter("body", self.limits.body_timeout_s)
+            else:
+                self._enter("busy", None)
+        elif cycle is not None and self.phase == "body" and not cycle.more_body:
+            self._enter("busy", None)
+
+    def _enter(self, phase: Phase, timeout_s: float | None) -> None:
+        self._cancel()
+        self.phase, self.phase_since = phase, self.loop.time()
+        if phase == "headers":
+            self.bytes_seen = False
+        if timeout_s is not None:
+            self.deadline = self.loop.call_later(timeout_s, self._timed_out, phase)
+
+    def _cancel(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _timed_out(self, phase: Phase) -> None:
+        self.deadline = None
+        if self.transport.is_closing() or self.transport.get_protocol() is not self:
+            return
+        log.debug("closing a connection from %s: its %s did not arrive in time", self.client, phase)
+        if phase == "headers" and self.bytes_seen:
+            self.transport.write(TIMED_OUT)
+        self.transport.close()
+
+    def _make_room(self) -> None:
+        """Past the cap, close the longest-idle connection; with none idle, refuse this one."""
+        peers = [
+            c
+            for c in self.connections
+            if isinstance(c, GuardedH11Protocol) and not c.transport.is_closing()
+        ]
+        if len(peers) <= self.limits.max_connections:
+            return
+        idle = [c for c in peers if c is not self and c.phase in EVICTABLE]
+        if idle:
+            min(idle, key=lambda c: c.phase_since).transport.close()
+            return
+        log.warning("refusing a connection: %d open, all busy", len(peers) - 1)
+        self.transport.write(REFUSED)
+        self.transport.close()
