@@ -18,86 +18,29 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import signal
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
+from bm25_turns import TurnIndex, recall  # type: ignore[import-not-found]
+from harness import (  # type: ignore[import-not-found]
+    percentile,
+    running_server,
+    searcher,
+    send_hooks,
+    turn_keys,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _EVIDENCE = re.compile(r"D(\d+):")
-BATCH = 256
-
-
-# -- the server -------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def running_server(
-    vectors: bool, keep: Path | None, settings: dict[str, str]
-) -> Iterator[tuple[str, str]]:
-    """A fresh data dir and a real server on a free port; yields (url, token)."""
-    tmp = tempfile.TemporaryDirectory(prefix="locomo-")
-    data_dir = keep or Path(tmp.name) / "data"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_")}
-    env["AI_MEMORY_EMBEDDINGS__PROVIDER"] = "local" if vectors else "none"
-    env.update(settings)
-    cli = [sys.executable, "-m", "ai_memory"]
-    subprocess.run([*cli, "init", "--data-dir", str(data_dir)], env=env, check=True, stdout=-3)
-    port = _free_port()
-    log = open(data_dir / "eval-server.log", "ab")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [*cli, "serve", "--data-dir", str(data_dir), "--bind", f"127.0.0.1:{port}"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc)
-        token = (data_dir / "auth-tokens" / "default").read_text().strip()
-        yield url, token
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-        tmp.cleanup()
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the server exited with {proc.returncode}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit("the server did not become healthy")
 
 
 # -- ingest -------------------------------------------------------------------------
@@ -141,21 +84,26 @@ def ingest_hooks(client: httpx.Client, data: list[dict[str, Any]]) -> int:
     for conv in data:
         for n, date, turns in sessions_of(conv["conversation"]):
             items += hook_events(conv["sample_id"], n, date, turns)
-    for start in range(0, len(items), BATCH):
-        chunk = items[start : start + BATCH]
-        for attempt in range(100):
-            response = client.post("/hook/batch", json=chunk)
-            response.raise_for_status()
-            results = response.json()["results"]
-            retry = [chunk[r["index"]] for r in results if r["status"] == 429]
-            bad = [r for r in results if r["status"] not in (202, 429)]
-            if bad:
-                raise SystemExit(f"hook batch rejected items: {bad[:3]}")
-            if not retry:
-                break
-            chunk = retry
-            time.sleep(0.05 * (attempt + 1))
-    return len(items)
+    return send_hooks(client, items)
+
+
+def dia_of_keys(data: list[dict[str, Any]]) -> dict[str, str]:
+    """ingest key of each turn's prompt event -> its LoCoMo dia id."""
+    out = {}
+    for conv in data:
+        for n, _, turns in sessions_of(conv["conversation"]):
+            for i, turn in enumerate(turns, 1):
+                out[f"{conv['sample_id']}-s{n}-{i}"] = str(turn["dia_id"])
+    return out
+
+
+def turn_rows(data: list[dict[str, Any]]) -> list[tuple[str, int, str, str]]:
+    rows = []
+    for conv in data:
+        for n, date, turns in sessions_of(conv["conversation"]):
+            for turn, prompt in zip(turns, prompts_of(date, turns), strict=True):
+                rows.append((conv["sample_id"], n, str(turn["dia_id"]), prompt))
+    return rows
 
 
 def session_page(sample_id: str, n: int, date: str, turns: list[dict[str, Any]]) -> str:
@@ -209,44 +157,53 @@ def wait_for_pages(client: httpx.Client, data: list[dict[str, Any]], vectors: bo
 # -- queries ------------------------------------------------------------------------
 
 
-class HttpSearch:
-    name = "GET /api/v1/search"
+def questions(data: list[dict[str, Any]]) -> Iterator[tuple[str, int, str, set[int], set[str]]]:
+    """(conversation, category, question, evidence sessions, evidence dia ids)."""
+    for conv in data:
+        for qa in conv["qa"]:
+            category = int(qa.get("category", 0))
+            evidence = {str(e) for e in qa.get("evidence", [])}
+            sessions = {int(m) for e in evidence for m in _EVIDENCE.findall(e)}
+            if category in CATEGORIES and sessions:
+                yield conv["sample_id"], category, qa["question"], sessions, evidence
 
-    def __init__(self, client: httpx.Client) -> None:
-        self.client = client
 
-    def __call__(self, project: str, question: str) -> list[str]:
-        params = {"q": question, "project": project, "limit": 10}
-        response = self.client.get("/api/v1/search", params=params)
-        response.raise_for_status()
-        return [h["path"] for h in response.json()["hits"]]
+Ranks = dict[int, list[tuple[int | None, bool]]]
 
 
 def run_queries(
-    search: Any, data: list[dict[str, Any]]
-) -> tuple[dict[int, list[int | None]], list[float]]:
-    ranks: dict[int, list[int | None]] = defaultdict(list)
+    search: Any, data: list[dict[str, Any]], dia: dict[str, str]
+) -> tuple[Ranks, list[float]]:
+    """Per category: (rank of the first evidence session, evidence turn among the top 5)."""
+    ranks: Ranks = defaultdict(list)
     latencies: list[float] = []
-    for conv in data:
-        sample = conv["sample_id"]
-        for qa in conv["qa"]:
-            category = int(qa.get("category", 0))
-            sessions = {int(m) for e in qa.get("evidence", []) for m in _EVIDENCE.findall(str(e))}
-            if category not in CATEGORIES or not sessions:
-                continue
-            wanted = {f"sessions/{sample}-s{n}.md" for n in sessions}
-            started = time.perf_counter()
-            paths = search(sample, qa["question"])
-            latencies.append((time.perf_counter() - started) * 1000)
-            rank = next((i for i, p in enumerate(paths, 1) if p in wanted), None)
-            ranks[category].append(rank)
+    for sample, category, question, sessions, evidence in questions(data):
+        wanted = {f"sessions/{sample}-s{n}.md" for n in sessions}
+        started = time.perf_counter()
+        result = search(sample, question)
+        latencies.append((time.perf_counter() - started) * 1000)
+        paths = [h["path"] for h in result["hits"]]
+        rank = next((i for i, p in enumerate(paths, 1) if p in wanted), None)
+        shown = [t["observation_id"] for h in result["hits"][:5] for t in h.get("turns") or []]
+        shown += [r["observation_id"] for r in result.get("raw_hits", [])[:5]]
+        ranks[category].append((rank, any(dia.get(key) in evidence for key in shown)))
     return ranks, latencies
 
 
-def metrics(ranks: list[int | None]) -> dict[str, float]:
-    n = len(ranks) or 1
+def baseline(data: list[dict[str, Any]], tokenizer: str) -> Ranks:
+    index = TurnIndex(tokenizer, turn_rows(data))
+    out: Ranks = defaultdict(list)
+    for sample, category, question, sessions, evidence in questions(data):
+        out[category].append(recall(index.ranked(sample, question), sessions, evidence))
+    return out
+
+
+def metrics(pairs: list[tuple[int | None, bool]]) -> dict[str, float]:
+    n = len(pairs) or 1
+    ranks = [r for r, _ in pairs]
     return {
         "n": len(ranks),
+        "turn R@5": sum(1 for _, t in pairs if t) / n,
         "R@1": sum(1 for r in ranks if r is not None and r <= 1) / n,
         "R@5": sum(1 for r in ranks if r is not None and r <= 5) / n,
         "R@10": sum(1 for r in ranks if r is not None and r <= 10) / n,
@@ -254,23 +211,21 @@ def metrics(ranks: list[int | None]) -> dict[str, float]:
     }
 
 
-def report(
-    label: str, ranks: dict[int, list[int | None]], latencies: list[float]
-) -> dict[str, Any]:
+def report(label: str, ranks: Ranks, latencies: list[float]) -> dict[str, Any]:
     rows = {CATEGORIES[c]: metrics(ranks[c]) for c in sorted(ranks)}
     rows["overall"] = metrics([r for c in sorted(ranks) for r in ranks[c]])
-    latencies.sort()
     p50 = statistics.median(latencies) if latencies else 0.0
-    p95 = latencies[int(0.95 * (len(latencies) - 1))] if latencies else 0.0
+    p95 = percentile(latencies, 0.95)
     print(f"\n## {label}\n")
-    print("| category | n | R@1 | R@5 | R@10 | MRR |")
-    print("|---|---|---|---|---|---|")
+    print("| category | n | R@1 | R@5 | R@10 | MRR | turn R@5 |")
+    print("|---|---|---|---|---|---|---|")
     for name, m in rows.items():
         print(
             f"| {name} | {m['n']} | {m['R@1']:.3f} | {m['R@5']:.3f} | {m['R@10']:.3f} "
-            f"| {m['MRR']:.3f} |"
+            f"| {m['MRR']:.3f} | {m['turn R@5']:.3f} |"
         )
-    print(f"\nquery latency (client side): p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+    if latencies:
+        print(f"\nquery latency (client side): p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     return {"label": label, "metrics": rows, "p50_ms": p50, "p95_ms": p95}
 
 
@@ -282,7 +237,7 @@ def evaluate(
     keep: Path | None,
     settings: dict[str, str],
 ) -> Any:
-    with running_server(vectors, keep, settings) as (url, token):
+    with running_server(vectors, keep, settings) as (url, token, data_dir):
         headers = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=url, headers=headers, timeout=120) as client:
             started = time.perf_counter()
@@ -294,23 +249,17 @@ def evaluate(
                 what = "hook events through /hook/batch"
             wait_for_pages(client, data, vectors)
             ingest_s = time.perf_counter() - started
-            search = _searcher(query_via, url, token, client)
+            search = searcher(query_via, url, token, client)
+            dia_of = dia_of_keys(data)
+            dia = {k: dia_of.get(v, "") for k, v in turn_keys(data_dir).items()}
             try:
-                ranks, latencies = run_queries(search, data)
+                ranks, latencies = run_queries(search, data, dia)
             finally:
                 if hasattr(search, "close"):
                     search.close()
             label = f"{'with' if vectors else 'without'} vectors — {search.name}"
             print(f"\n{count} {what}; ready for queries after {ingest_s:.1f} s")
             return report(label, ranks, latencies)
-
-
-def _searcher(query_via: str, url: str, token: str, client: httpx.Client) -> Any:
-    if query_via == "mcp":
-        from mcp_search import McpSearch  # type: ignore[import-not-found]
-
-        return McpSearch(url, token)
-    return HttpSearch(client)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -345,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     results = [
         evaluate(data, vectors, args.ingest, args.query, args.keep, settings) for vectors in modes
     ]
+    for tokenizer in ("porter", "unicode61"):
+        label = f"baseline: FTS5 BM25 over single turns, {tokenizer} (sessions in turn order)"
+        results.append(report(label, baseline(data, tokenizer), []))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

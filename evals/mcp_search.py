@@ -54,15 +54,21 @@ class McpSearch:
                 self.ready.set_exception(exc)
             raise
 
-    def __call__(self, project: str, question: str) -> list[str]:
-        arguments = {"query": question, "project": project, "workspace": "default", "limit": 10}
+    def __call__(self, project: str, question: str, **extra: Any) -> dict[str, Any]:
+        arguments = {
+            "query": question,
+            "project": project,
+            "workspace": "default",
+            "limit": 10,
+            **extra,
+        }
         future: Future[Any] = Future()
         self.loop.call_soon_threadsafe(self.queue.put_nowait, (arguments, future))
         result = future.result(timeout=120)
         if result.is_error:
             raise RuntimeError(f"memory_query failed: {result.content}")
-        payload = result.structured_content or json.loads(result.content[0].text)
-        return [hit["path"] for hit in payload["hits"]]
+        payload: dict[str, Any] = result.structured_content or json.loads(result.content[0].text)
+        return payload
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.queue.put_nowait, None)

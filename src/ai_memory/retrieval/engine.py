@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from ai_memory.config import RetrievalSettings
 from ai_memory.retrieval.authority import HIGH, LOW, authority
 from ai_memory.retrieval.filters import PageFilter
-from ai_memory.retrieval.fusion import Fused, fuse
+from ai_memory.retrieval.fusion import Fused, Part, fuse, merge_sessions
 from ai_memory.retrieval.models import (
     Hit,
     HitExplain,
@@ -23,6 +23,7 @@ from ai_memory.retrieval.models import (
     SearchResponse,
     StreamExplain,
     StreamSummary,
+    Turn,
 )
 from ai_memory.retrieval.query import PreparedQuery, prepare
 from ai_memory.retrieval.scope import SearchScope
@@ -53,6 +54,7 @@ HAS_PAGES = "SELECT 1 FROM pages WHERE workspace = ? AND project = ? AND is_late
 GRAPH_SEEDS = 5
 GLOBAL_LIMIT = 5
 RAW_SNIPPET_WORDS = 40
+TURN_WORDS = 40
 
 
 class VectorStream(Protocol):
@@ -84,6 +86,7 @@ class Engine:
             "entities": s.weight_entities,
             "graph": s.weight_graph,
             "evidence": s.weight_evidence,
+            "session": max(s.weight_fts, s.weight_evidence),
             "vectors": s.weight_vectors if self.vectors is not None else 0.0,
         }
 
@@ -191,7 +194,8 @@ class Engine:
             )
         )
         timed(lambda: graph_stream(conn, seeds, page_filter, limit=n))
-        fused = fuse(results, self.weights, self.settings.rrf_k)
+        k = self.settings.rrf_k
+        fused = fuse(merge_sessions(results, self.weights, k), self.weights, k)
         hits = self._hits(conn, fused, query, request, page_filter.now, limit)
         return _Ranked(hits, results, observations)
 
@@ -238,6 +242,7 @@ class Engine:
             for r in conn.execute(BODIES.format(marks=",".join("?" * len(top_ids))), top_ids)
         }
         terms = list(query.words)
+        turns = _turns(conn, [fused[int(s[2]["id"])] for s in top], terms)
         hits = []
         for score, pinned, row, factor, parts in top:
             entry = fused[int(row["id"])]
@@ -252,11 +257,14 @@ class Engine:
                 kind=row["kind"],
                 tier=row["tier"],
                 snippet=_snippet(bodies.get(row["id"]), terms),
+                turns=turns.get(int(row["id"])),
                 score=round(score, 6),
                 pinned=True if pinned else None,
                 superseded=True if not row["is_latest"] else None,
                 expired=True if expires and str(expires) <= now else None,
             )
+            if hit.turns:
+                hit.snippet = hit.turns[0].snippet  # where the words are, not the page head
             if request.explain:
                 hit.explain = _hit_explain(entry, factor, parts)
             hits.append(hit)
@@ -294,18 +302,54 @@ def _snippet(stored: tuple[str, str] | None, terms: list[str]) -> str:
     return snippet(body, terms, json.loads(frontmatter))
 
 
+def _turns(
+    conn: sqlite3.Connection, entries: list[Fused], terms: list[str]
+) -> dict[int, list[Turn]]:
+    """The best matching turns of each session hit, each cut around the query's words."""
+    wanted: dict[int, list[Observation]] = {}
+    for entry in entries:
+        for c in entry.streams.values():
+            if c.detail.get("turns"):
+                wanted[entry.page_id] = c.detail["turns"]
+    bodies = observation_bodies(conn, [obs.id for found in wanted.values() for obs in found])
+    return {
+        page_id: [
+            Turn(
+                observation_id=obs.id,
+                session_id=obs.session_id,
+                kind=obs.kind,
+                created_at=obs.created_at,
+                snippet=snippet(bodies.get(obs.id, ""), terms, {}, window=TURN_WORDS),
+            )
+            for obs in found
+        ]
+        for page_id, found in wanted.items()
+    }
+
+
 def _has_pages(conn: sqlite3.Connection, scope: Any) -> bool:
     return conn.execute(HAS_PAGES, (scope.workspace, scope.project)).fetchone() is not None
 
 
 def _hit_explain(entry: Fused, factor: float, parts: dict[str, float]) -> HitExplain:
-    explain = HitExplain(
-        streams={
-            name: StreamExplain(
-                rank=c.rank, score=round(c.score, 6), contribution=round(c.contribution, 6)
+    streams = {
+        name: StreamExplain(
+            rank=c.rank, score=round(c.score, 6), contribution=round(c.contribution, 6)
+        )
+        for name, c in entry.streams.items()
+    }
+    for c in entry.streams.values():
+        merged: dict[str, Part] = c.detail.get("parts", {})
+        for name, part in merged.items():
+            streams[name] = StreamExplain(
+                rank=part.rank,
+                score=round(part.score, 6),
+                contribution=0.0,
+                via="session",
+                share=round(part.share, 6),
             )
-            for name, c in entry.streams.items()
-        },
+    explain = HitExplain(
+        streams=streams,
         rrf=round(entry.rrf, 6),
         authority=round(factor, 4),
         authority_parts=parts,
@@ -317,6 +361,8 @@ def _hit_explain(entry: Fused, factor: float, parts: dict[str, float]) -> HitExp
             explain.edge = c.detail["edge"]
         if "observation_id" in c.detail:
             explain.observation_id = c.detail["observation_id"]
+        if "turns" in c.detail:
+            explain.turns = [obs.id for obs in c.detail["turns"]]
         if "chunk" in c.detail:
             explain.chunk = c.detail["chunk"]
     return explain

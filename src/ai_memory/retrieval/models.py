@@ -66,6 +66,10 @@ class StreamExplain(BaseModel):
     rank: int
     score: float
     contribution: float
+    via: str | None = Field(
+        None, description="the stream this one voted through (a session page's one vote)"
+    )
+    share: float | None = Field(None, description="its part of that stream's score")
 
 
 class HitExplain(BaseModel):
@@ -76,7 +80,18 @@ class HitExplain(BaseModel):
     matched_entities: list[str] | None = None
     edge: dict[str, Any] | None = None
     observation_id: int | None = None
+    turns: list[int] | None = Field(None, description="observation ids of the turns that voted")
     chunk: int | None = None
+
+
+class Turn(BaseModel):
+    """One captured turn of a session hit that matched the query: where the answer is."""
+
+    observation_id: int
+    session_id: str
+    kind: str
+    created_at: str
+    snippet: str
 
 
 class Hit(BaseModel):
@@ -93,6 +108,7 @@ class Hit(BaseModel):
     pinned: bool | None = None
     superseded: bool | None = None
     expired: bool | None = None
+    turns: list[Turn] | None = None
     explain: HitExplain | None = None
 
 

@@ -13,22 +13,24 @@ SPAN_CHARS = 160  # about WINDOW words of prose: how far one window reaches
 _HEADING = re.compile(r"^#+\s.*$", re.MULTILINE)
 
 
-def snippet(body: str, terms: Iterable[str], frontmatter: dict[str, Any]) -> str:
+def snippet(
+    body: str, terms: Iterable[str], frontmatter: dict[str, Any], *, window: int = WINDOW
+) -> str:
     text = _HEADING.sub(" ", body)
     stems = sorted({t[:STEM] for t in terms if t.strip()}, key=len, reverse=True)
     at = _best_match(text.lower(), stems)
     if at is None:
         fallback = frontmatter.get("summary") or frontmatter.get("abstract")
         if isinstance(fallback, str) and fallback.strip():
-            return _cut(fallback.split())
-        return _cut(text[: SPAN_CHARS * 4].split(), more=len(text) > SPAN_CHARS * 4)
+            return _cut(fallback.split(), window)
+        return _cut(text[: SPAN_CHARS * 4].split(), window, more=len(text) > SPAN_CHARS * 4)
     head = text[max(0, at - BEFORE * 12) : at]
     before = head.split()
     if at - BEFORE * 12 > 0 and before and not head[0].isspace():
         before = before[1:]  # the slice began inside a word
     before = before[-BEFORE:]
-    tail = text[at : at + SPAN_CHARS * 3]
-    after = tail.split()[: WINDOW - len(before)]
+    tail = text[at : at + SPAN_CHARS * 3 * window // WINDOW]
+    after = tail.split()[: window - len(before)]
     earlier = at > len(head) or len(head.split()) > len(before)
     later = len(tail.split()) > len(after) or bool(text[at + len(tail) :].strip())
     return ("… " if earlier else "") + " ".join(before + after) + (" …" if later else "")
@@ -56,6 +58,6 @@ def _best_match(lowered: str, stems: list[str]) -> int | None:
     return best_at
 
 
-def _cut(words: list[str], more: bool = False) -> str:
-    text = " ".join(words[:WINDOW])
-    return text + (" …" if more or len(words) > WINDOW else "")
+def _cut(words: list[str], window: int, more: bool = False) -> str:
+    text = " ".join(words[:window])
+    return text + (" …" if more or len(words) > window else "")

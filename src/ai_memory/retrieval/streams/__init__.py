@@ -11,6 +11,7 @@ class StreamHit:
     page_id: int
     score: float
     detail: dict[str, Any] = field(default_factory=dict)
+    session: bool = False  # a session page: its text and its turns are one source
 
 
 @dataclass(slots=True)

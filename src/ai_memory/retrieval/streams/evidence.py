@@ -41,6 +41,7 @@ ORDER BY rowid DESC LIMIT 1 OFFSET ?
 """
 PREFILTER = 10
 WINDOW = 1000
+TURNS = 3  # the best matching turns a session hit carries
 
 BODIES = "SELECT id, body FROM observations WHERE id IN ({marks})"
 
@@ -122,12 +123,15 @@ def evidence_stream(
     *,
     limit: int,
 ) -> StreamResult:
-    best: dict[tuple[str, str, str], Observation] = {}
+    """Sessions ranked by their best matching turn; each carries its best few turns."""
+    turns: dict[tuple[str, str, str], list[Observation]] = {}
     for obs in observations:
-        best.setdefault((obs.workspace, obs.project, f"sessions/{obs.session_id}.md"), obs)
-    if not best:
+        found = turns.setdefault((obs.workspace, obs.project, f"sessions/{obs.session_id}.md"), [])
+        if len(found) < TURNS:
+            found.append(obs)
+    if not turns:
         return StreamResult("evidence", [])
-    paths = sorted({path for _, _, path in best})
+    paths = sorted({path for _, _, path in turns})
     where, params = page_filter.where()
     sql = SESSION_PAGES.format(marks=",".join("?" * len(paths)), where=where)
     page_of: dict[tuple[str, str, str], int] = {
@@ -135,9 +139,14 @@ def evidence_stream(
         for r in conn.execute(sql, (*paths, *params))
     }
     hits: list[StreamHit] = []
-    for key, obs in best.items():
+    for key, found in turns.items():
         page_id = page_of.get(key)
         if page_id is not None:
-            detail: dict[str, Any] = {"observation_id": obs.id, "session_id": obs.session_id}
-            hits.append(StreamHit(page_id, obs.score, detail))
+            best = found[0]
+            detail: dict[str, Any] = {
+                "observation_id": best.id,
+                "session_id": best.session_id,
+                "turns": found,
+            }
+            hits.append(StreamHit(page_id, best.score, detail, session=True))
     return StreamResult("evidence", hits[:limit])

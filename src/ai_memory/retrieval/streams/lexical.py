@@ -10,7 +10,7 @@ from ai_memory.retrieval.streams import StreamHit, StreamResult
 from ai_memory.retrieval.terms import PAGE_COUNT
 
 FTS_PAGES = """
-SELECT p.id, p.title, bm25(pages_fts, ?, 1.0) AS score
+SELECT p.id, p.title, p.kind, bm25(pages_fts, ?, 1.0) AS score
 FROM pages_fts JOIN pages p ON p.id = pages_fts.rowid
 WHERE pages_fts MATCH ? AND {where}
 ORDER BY score, p.workspace, p.project, p.path LIMIT ?
@@ -19,7 +19,7 @@ ORDER BY score, p.workspace, p.project, p.path LIMIT ?
 # The fast path: rank inside the full-text index alone, then filter the best few.
 # When the filter leaves too few of them, FTS_PAGES ranks every match instead.
 FTS_TOP = """
-SELECT p.id, p.title, m.score FROM (
+SELECT p.id, p.title, p.kind, m.score FROM (
     SELECT rowid, bm25(pages_fts, ?, 1.0) AS score FROM pages_fts
     WHERE pages_fts MATCH ? AND rowid >= ? ORDER BY score, rowid LIMIT ?
 ) m JOIN pages p ON p.id = m.rowid
@@ -38,7 +38,7 @@ WINDOW = 20_000
 # A weak query (every word in most pages) has no BM25 signal: newest matches first,
 # which FTS5 streams in rowid order and stops early.
 FTS_RECENT = """
-SELECT p.id, p.title, 0.0 AS score
+SELECT p.id, p.title, p.kind, 0.0 AS score
 FROM pages_fts JOIN pages p ON p.id = pages_fts.rowid
 WHERE pages_fts MATCH ? AND {where}
 ORDER BY pages_fts.rowid DESC LIMIT ?
@@ -76,7 +76,7 @@ def fts_stream(
         rows = conn.execute(FTS_RECENT.format(where=where), (query.fts, *params, limit)).fetchall()
         return StreamResult(
             "fts",
-            [StreamHit(int(r["id"]), 0.0) for r in rows],
+            [StreamHit(int(r["id"]), 0.0, session=r["kind"] == "session") for r in rows],
             note="every word is in most pages: newest matches first",
         )
     try:
@@ -92,6 +92,7 @@ def fts_stream(
             int(row["id"]),
             float(row["score"]),
             {"exact_title": True} if normalise_title(row["title"]) == wanted else {},
+            session=row["kind"] == "session",
         )
         for row in rows
     ]
