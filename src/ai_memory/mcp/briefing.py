@@ -6,7 +6,6 @@ import json
 import sqlite3
 from typing import Any
 
-from ai_memory.core.fence import neutralise
 from ai_memory.core.identity import Scope
 from ai_memory.core.kinds import RULE_PAGE_SQL
 from ai_memory.store.counts import project_counts
@@ -60,10 +59,10 @@ def briefing(conn: sqlite3.Connection, scope: Scope, limit: int) -> dict[str, An
 
 
 def _capped(row: sqlite3.Row) -> dict[str, Any]:
-    """A page's text for an agent: capped, and unable to close or fake the fence."""
+    """A page's text for an agent, capped (answer() neutralises it on the way out)."""
     data = dict(row)
     body: str = data.pop("body")
-    data["body"] = neutralise(body[:BODY_CAP])
+    data["body"] = body[:BODY_CAP]
     data["truncated"] = len(body) > BODY_CAP
     return data
 

@@ -6,12 +6,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, TextContent
 
 from ai_memory.core.errors import AiMemoryError, Unavailable
-from ai_memory.mcp.errors import domain_error, ok
+from ai_memory.core.fence import neutralise, neutralise_tree
+from ai_memory.mcp.errors import domain_error, dumps, ok
 from ai_memory.mcp.scope import Caller, ResolvedScope, resolve_scope
 from ai_memory.runtime import Runtime
 
@@ -58,11 +60,32 @@ def caller(ctx: Ctx) -> Caller:
 
 
 async def answer(work: Callable[[], Awaitable[dict[str, Any]]]) -> CallToolResult:
-    """Run a tool body; domain errors become results or -32602 errors (see errors.py)."""
+    """Run a tool body; domain errors become results or -32602 errors (see errors.py).
+
+    Every answer, error details included, leaves here with its stored text unable to
+    close or fake the untrusted-history fence: one place, so no tool can forget it. The
+    pass grows with the answer (a page body is up to 64,000 characters), so it runs off
+    the event loop.
+    """
     try:
-        return ok(await work())
+        data = await work()
+        return ok(await anyio.to_thread.run_sync(neutralise_tree, data))
     except AiMemoryError as exc:
         mapped = domain_error(exc)
         if isinstance(mapped, MCPError):
-            raise mapped from exc
-        return mapped
+            raise _neutral_error(mapped) from exc
+        return _neutral_result(mapped)
+
+
+def _neutral_result(result: CallToolResult) -> CallToolResult:
+    payload = neutralise_tree(result.structured_content or {})
+    return result.model_copy(
+        update={
+            "content": [TextContent(type="text", text=dumps(payload))],
+            "structured_content": payload,
+        }
+    )
+
+
+def _neutral_error(error: MCPError) -> MCPError:
+    return MCPError(error.code, neutralise(error.message), neutralise_tree(error.data))

@@ -30,9 +30,9 @@ class Section:
     hash: str
 
     def to_dict(self) -> dict[str, object]:
-        """The agent's view: the heading cannot close or fake the untrusted-history fence."""
+        """The agent's view (answer() neutralises the heading on the way out)."""
         return {
-            "heading": neutralise(self.heading),
+            "heading": self.heading,
             "level": self.level,
             "line": self.start + 1,
             "hash": self.hash,
@@ -116,9 +116,7 @@ def _find(
     every = sections(body)
     named = [s for s in every if heading is None or _norm(s.heading) == _norm(heading)]
     if not named:
-        raise SectionNotFound(
-            f"no section {heading!r}", headings=[neutralise(s.heading) for s in every]
-        )
+        raise SectionNotFound(f"no section {heading!r}", headings=[s.heading for s in every])
     if wanted_hash:
         matching = [s for s in named if s.hash == wanted_hash]
         if not matching:

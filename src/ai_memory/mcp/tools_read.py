@@ -119,10 +119,9 @@ async def _best_match(
 
 
 def _page_view(page: dict[str, Any], max_chars: int) -> dict[str, Any]:
-    """The page for an agent. Its text cannot close or fake the untrusted-history fence a
-    client may wrap it in; section hashes stay those of the stored text, so patches match."""
-    stored: str = page["body"]
-    body = fence.neutralise(stored)
+    """The page for an agent; section hashes are those of the stored text, so patches
+    match (:func:`ai_memory.mcp.deps.answer` neutralises every field on the way out)."""
+    body: str = page["body"]
     return {
         "workspace": page["workspace"],
         "project": page["project"],
@@ -130,7 +129,7 @@ def _page_view(page: dict[str, Any], max_chars: int) -> dict[str, Any]:
         "page_id": page["page_id"],
         "version": page["version"],
         "is_latest": page["is_latest"],
-        "title": fence.neutralise(page["title"]),
+        "title": page["title"],
         "kind": page["kind"],
         "tier": page["tier"],
         "tags": page["tags"],
@@ -141,7 +140,7 @@ def _page_view(page: dict[str, Any], max_chars: int) -> dict[str, Any]:
         "body": body[:max_chars],
         "truncated": len(body) > max_chars,
         "total_chars": len(body),
-        "sections": [s.to_dict() for s in sections(stored)],
+        "sections": [s.to_dict() for s in sections(body)],
         "links": page["links"],
         "backlinks": page["backlinks"],
     }
