@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from ai_memory.core.errors import InvalidPath
-from ai_memory.core.validate import printable, text_problem
+from ai_memory.core.validate import text_problem
 
 # The atomic writer stages ``<TEMP_PREFIX><name>.<TEMP_TOKEN_HEX hex digits>`` beside the
 # file, so a name must leave room for those bytes inside the filesystem's 255-byte limit.
@@ -28,27 +28,25 @@ def validate_page_path(path: str) -> str:
     """
     if not isinstance(path, str) or not path.strip():
         raise InvalidPath("page path is empty")
-    shown = printable(path)[:300]
+    shown = repr(path)[:300]  # repr escapes what cannot be printed, surrogates included
     if any(ord(c) < 32 or c == "\x7f" for c in path):
-        raise InvalidPath(f"page path {shown!r} contains control characters")
+        raise InvalidPath(f"page path {shown} contains control characters")
     problem = text_problem(path)
     if problem:
-        raise InvalidPath(f"page path {shown!r} {problem}")
+        raise InvalidPath(f"page path {shown} {problem}")
     if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
-        raise InvalidPath(f"page path {shown!r} is absolute; give it relative to the project")
+        raise InvalidPath(f"page path {shown} is absolute; give it relative to the project")
     bad = sorted(set(path) & _FORBIDDEN_CHARS)
     if bad:
-        raise InvalidPath(f"page path {shown!r} contains forbidden characters {''.join(bad)!r}")
+        raise InvalidPath(f"page path {shown} contains forbidden characters {''.join(bad)!r}")
     size = len(path.encode("utf-8"))
     if size > MAX_PATH_BYTES:
-        raise InvalidPath(
-            f"page path is {size} bytes long in UTF-8; the limit is {MAX_PATH_BYTES}"
-        )
+        raise InvalidPath(f"page path is {size} bytes long in UTF-8; the limit is {MAX_PATH_BYTES}")
     segments = path.split("/")
     for segment in segments:
         _check_segment(path, segment)
     if not path.endswith(".md") or len(segments[-1]) <= 3:
-        raise InvalidPath(f"page path {shown!r} must name a markdown file ending in '.md'")
+        raise InvalidPath(f"page path {shown} must name a markdown file ending in '.md'")
     return path
 
 
