@@ -98,13 +98,13 @@ def within_limits(frontmatter: dict[str, Any]) -> tuple[dict[str, Any], str | No
 def _over_cap(key: str, value: Any) -> str | None:
     if key in TEXT_CHARS:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        return _too_long(len(text), TEXT_CHARS[key], "characters")
+        return _too_long(len(text), TEXT_CHARS[key], "characters long")
     if key in LIST_CAPS:
         return _list_over_cap(value, *LIST_CAPS[key])
     if key == "pinned":
         return None
     size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
-    return _too_long(size, MAX_UNKNOWN_VALUE_BYTES, "bytes as JSON")
+    return _too_long(size, MAX_UNKNOWN_VALUE_BYTES, "bytes long as JSON")
 
 
 def _list_over_cap(value: Any, most_items: int, most_chars: int) -> str | None:
@@ -121,7 +121,7 @@ def _list_over_cap(value: Any, most_items: int, most_chars: int) -> str | None:
 
 
 def _too_long(size: int, limit: int, unit: str) -> str | None:
-    return f"is {size} {unit} long; the limit is {limit}" if size > limit else None
+    return f"is {size} {unit}; the limit is {limit}" if size > limit else None
 
 
 def _bad_text(value: Any) -> str | None:
