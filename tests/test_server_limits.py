@@ -237,3 +237,10 @@ def test_a_non_loopback_bind_with_the_flag_warns(data_dir: Path) -> None:
         process.wait(timeout=30)
     text = log.read_text(errors="replace")
     assert "WARNING" in text and "reachable from other machines" in text
+
+
+def test_oversized_headers_are_refused(srv: ServerProcess) -> None:
+    with connect(srv) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 20_000)
+        _, received = closed_by_server(sock)
+    assert received.startswith(b"HTTP/1.1 400 "), received[:100]
