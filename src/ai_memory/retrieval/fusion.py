@@ -40,17 +40,39 @@ class Fused:
     streams: dict[str, Contribution] = field(default_factory=dict)
 
 
+SCORED = ("fts", "evidence")  # BM25 streams: lower is better, top score first
+GAMMA = 0.5
+
+
+def strength(result: StreamResult) -> list[float]:
+    """How close each hit's BM25 score is to the stream's best, in (0, 1].
+
+    Rank alone says a page matching one of three words at rank 2 is almost as
+    good as the page matching all three at rank 1; the score knows better.
+    """
+    if result.name not in SCORED or not result.hits:
+        return [1.0] * len(result.hits)
+    top = min(hit.score for hit in result.hits)
+    if top >= 0:
+        return [1.0] * len(result.hits)
+    return [
+        1.0 if hit.detail.get("exact_title") else (min(hit.score, 0.0) / top) ** GAMMA
+        for hit in result.hits
+    ]
+
+
 def fuse(results: list[StreamResult], weights: Mapping[str, float], k: int) -> dict[int, Fused]:
     fused: dict[int, Fused] = {}
     for result in results:
         weight = weights.get(result.name, 0.0)
         if weight <= 0:
             continue
-        for rank, hit in enumerate(result.hits, start=1):
+        factors = result.strength or [1.0] * len(result.hits)
+        for rank, (hit, factor) in enumerate(zip(result.hits, factors, strict=True), start=1):
             entry = fused.setdefault(hit.page_id, Fused(hit.page_id))
             if result.name in entry.streams:
                 continue
-            share = weight / (k + rank)
+            share = weight * factor / (k + rank)
             entry.rrf += share
             entry.streams[result.name] = Contribution(rank, hit.score, share, hit.detail)
     return fused
@@ -75,17 +97,20 @@ def merge_sessions(
             out.append(result)
             continue
         weight = weights.get(result.name, 0.0)
-        kept = []
-        for rank, hit in enumerate(result.hits, start=1):
+        factors = strength(result)
+        kept, kept_factors = [], []
+        for rank, (hit, factor) in enumerate(zip(result.hits, factors, strict=True), start=1):
             if not hit.session:
                 kept.append(hit)
+                kept_factors.append(factor)
                 continue
             if weight > 0:
                 parts = merged.setdefault(hit.page_id, {})
-                parts.setdefault(result.name, Part(rank, hit.score, weight / (k + rank)))
+                share = weight * factor / (k + rank)
+                parts.setdefault(result.name, Part(rank, hit.score, share))
                 details.setdefault(hit.page_id, {}).update(hit.detail)
         if kept:
-            out.append(replace(result, hits=kept))
+            out.append(replace(result, hits=kept, strength=kept_factors))
     if merged:
         ranked = sorted(merged, key=lambda pid: -sum(p.share for p in merged[pid].values()))
         hits = [
@@ -97,5 +122,7 @@ def merge_sessions(
             )
             for pid in ranked
         ]
-        out.append(StreamResult("session", hits))
+        # The session vote's strength is its fused score against the best session's.
+        best = hits[0].score
+        out.append(StreamResult("session", hits, strength=[h.score / best for h in hits]))
     return out

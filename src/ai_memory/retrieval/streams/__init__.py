@@ -20,6 +20,7 @@ class StreamResult:
     hits: list[StreamHit]
     ms: float = 0.0
     note: str | None = None
+    strength: list[float] | None = None  # per hit, in (0, 1]: scales its fused share
 
     def top(self, n: int) -> list[StreamHit]:
         return self.hits[:n]
