@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from ai_memory.core.identity import Scope
-from ai_memory.wiki.frontmatter import parse_markdown, render_markdown
+from ai_memory.wiki.frontmatter import parse_file, parse_markdown, render_markdown
 from ai_memory.wiki.links import parse_links
 
 
@@ -51,3 +51,24 @@ def test_links_of_every_form() -> None:
         ("default", "_global", "prefs.md"),
         ("default", "api", "plain.md"),
     }
+
+
+def test_hostile_blocks_are_errors_not_exceptions() -> None:
+    for block, problem in [
+        ("a: &a [*a]", "refers to itself"),
+        ("a: &a {b: [1, *a]}", "refers to itself"),
+        ("a: " + "[" * 5000 + "]" * 5000, "nested more than"),
+        ("n: " + "1" * 5000, "cannot be read"),
+        ("a: *missing", "not valid YAML"),
+    ]:
+        parsed = parse_markdown(f"---\n{block}\n---\nBody\n")
+        assert parsed.error is not None and problem in parsed.error, (block, parsed.error)
+        assert parsed.frontmatter == {} and parsed.body.endswith("Body\n")
+
+
+def test_a_file_keeps_the_fields_within_their_caps() -> None:
+    text = "---\ntitle: T\ntags: [" + ",".join(f"t{i}" for i in range(51)) + "]\n---\nBody\n"
+    parsed = parse_file(text)
+    assert parsed.frontmatter == {"title": "T"} and parsed.body == "Body\n"
+    assert parsed.error is not None and "'tags' has 51 items; the limit is 50" in parsed.error
+    assert parse_markdown(text).frontmatter["tags"][50] == "t50"

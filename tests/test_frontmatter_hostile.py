@@ -180,6 +180,12 @@ def test_the_written_file_fits_the_page_limit(srv: ServerProcess, http: httpx.Cl
     block = "---\nnote: " + "n" * MAX_FRONTMATTER_BYTES + "\n---\nbody\n"
     refused(http.put(page.url, json={"body": block}), 400, f"limit is {MAX_FRONTMATTER_BYTES}")
     page.unchanged(http)
+    # 8 KB said once, repeated by 8 aliases: small to send, 72 KB once written out.
+    aliased = "s: &s " + "x" * 8000 + "\n" + "".join(f"k{i}: *s\n" for i in range(8))
+    answer = refused(
+        http.put(page.url, json={"body": f"---\n{aliased}---\nbody\n"}), 413, "frontmatter block"
+    )
+    page.unchanged(http)
 
 
 def test_the_cli_names_the_problem(srv: ServerProcess, http: httpx.Client) -> None:

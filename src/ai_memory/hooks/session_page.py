@@ -193,8 +193,8 @@ def render_page(digest: SessionDigest, ended_at: str) -> tuple[str, dict[str, An
         "agent": digest.agent,
         "summary": digest.summary,
     }
-    if digest.files:
-        meta["source_files"] = digest.files[:50]
+    if digest.files:  # a path past the frontmatter cap is listed in the body only
+        meta["source_files"] = [name for name in digest.files if len(name) <= 500][:50]
     return "\n".join(lines) + "\n", meta
 
 

@@ -54,7 +54,7 @@ def parse_markdown(text: str) -> ParsedMarkdown:
     if block is None:
         return ParsedMarkdown({}, text, has_frontmatter=False)
     raw, body = block
-    size = len(raw.encode("utf-8", "surrogatepass"))
+    size = _size(raw)
     if size > MAX_FRONTMATTER_BYTES:
         error = f"frontmatter is {size} bytes; the limit is {MAX_FRONTMATTER_BYTES}"
         return ParsedMarkdown({}, text, True, error, raw)
@@ -91,6 +91,16 @@ def render_markdown(frontmatter: dict[str, Any], body: str) -> str:
     ordered.update({k: v for k, v in frontmatter.items() if k not in ordered})
     dumped = yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=1_000_000)
     return f"---\n{dumped}---\n\n{body.lstrip(chr(10))}"
+
+
+def block_bytes(text: str) -> int:
+    """Size of the frontmatter block a reader of ``text`` sees (0 without one)."""
+    block = _split(text)
+    return 0 if block is None else _size(block[0])
+
+
+def _size(raw: str) -> int:
+    return len(raw.encode("utf-8", "surrogatepass"))
 
 
 def _split(text: str) -> tuple[str, str] | None:

@@ -47,12 +47,18 @@ def check_body(body: str, max_bytes: int) -> None:
         raise InvalidInput("page body contains NUL characters")
 
 
-def check_file_size(path: str, text: str, max_bytes: int) -> None:
-    """The file as it will be written (frontmatter and body) stays within the page limit."""
+def check_written(path: str, text: str, block_bytes: int, max_bytes: int) -> None:
+    """The file as it will be written stays within the page limit, and its frontmatter
+    block within the block limit, so reading the file back gives the same page."""
     size = len(text.encode("utf-8"))
     if size > max_bytes:
         raise TooLarge(
             f"page {path} would be {size} bytes with its frontmatter; the limit is {max_bytes}"
+        )
+    if block_bytes > MAX_FRONTMATTER_BYTES:
+        raise TooLarge(
+            f"page {path} would have a frontmatter block of {block_bytes} bytes; "
+            f"the limit is {MAX_FRONTMATTER_BYTES}"
         )
 
 

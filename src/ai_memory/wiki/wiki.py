@@ -22,9 +22,9 @@ from ai_memory.store import pages
 from ai_memory.store.readers import ReaderPool
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.document import build_document, complete_frontmatter
-from ai_memory.wiki.frontmatter import parse_file, parse_markdown
+from ai_memory.wiki.frontmatter import block_bytes, parse_file, parse_markdown
 from ai_memory.wiki.git import GitCheckpointer
-from ai_memory.wiki.limits import check_body, check_fields, check_file_size, check_frontmatter
+from ai_memory.wiki.limits import check_body, check_fields, check_frontmatter, check_written
 
 # Frontmatter keys a caller may set directly, next to (or instead of) a frontmatter block.
 META_KEYS = frozenset(
@@ -148,7 +148,7 @@ class Wiki:
                 return _result(ref, current["id"], current["version"], changed=False, created=False)
             frontmatter["updated"] = now
             doc = build_document(ref, frontmatter, parsed.body)
-            check_file_size(ref.path, doc.text, self.max_page_bytes)
+            check_written(ref.path, doc.text, block_bytes(doc.text), self.max_page_bytes)
             pages.ensure_project(conn, ref.scope, now)
             page_id, version = pages.insert_version(conn, ref, doc, now=now, actor=actor)
             pages.audit(
