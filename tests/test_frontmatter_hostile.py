@@ -211,7 +211,13 @@ async def _write(srv: ServerProcess, **args: Any) -> Any:
 
 @pytest.mark.parametrize(
     ("body", "problem"),
-    [(alias_bomb(), "more than 10000"), (SELF_REFERENCE, "refers to itself")],
+    [
+        (alias_bomb(), "more than 10000"),
+        (SELF_REFERENCE, "refers to itself"),
+        ("---\ntags: [" + ",".join(f"t{i}" for i in range(60)) + "]\n---\nx\n", "60 items"),
+        ("---\nentities: [" + "e" * 201 + "]\n---\nx\n", "201 characters"),
+        ('---\nsummary: "a\\0b"\n---\nx\n', "NUL character"),
+    ],
 )
 def test_mcp_write_refuses_hostile_yaml(
     srv: ServerProcess, http: httpx.Client, body: str, problem: str
@@ -221,6 +227,15 @@ def test_mcp_write_refuses_hostile_yaml(
         asyncio.run(_write(srv, path="notes/a.md", project="mcp", body=body))
     assert caught.value.code == -32602
     assert problem in caught.value.message and "body" in caught.value.message
+    page.unchanged(http)
+
+
+def test_mcp_field_caps_match_the_wiki_caps(srv: ServerProcess, http: httpx.Client) -> None:
+    page = Page(srv, http, "mcp", "notes/b.md")
+    for field, value in [("tags", ["t"] * 51), ("entities", ["e" * 201])]:
+        with pytest.raises(MCPError) as caught:
+            asyncio.run(_write(srv, path="notes/b.md", project="mcp", body="x", **{field: value}))
+        assert caught.value.code == -32602 and field in caught.value.message
     page.unchanged(http)
 
 
