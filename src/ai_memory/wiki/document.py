@@ -10,10 +10,11 @@ from ai_memory.core.identity import PageRef
 from ai_memory.core.kinds import KINDS, TIERS, kind_for_path, pinned_by_path, tier_for_kind
 from ai_memory.core.page import PageDocument
 from ai_memory.wiki.frontmatter import render_markdown
+from ai_memory.wiki.limits import TEXT_CHARS
 from ai_memory.wiki.links import parse_links
 
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
-MAX_TITLE_CHARS = 200
+MAX_TITLE_CHARS = TEXT_CHARS["title"]  # a title derived from a heading or a file name
 
 
 def build_document(
