@@ -16,6 +16,7 @@ from ai_memory.retrieval.search import Retriever
 from ai_memory.retrieval.setup import build_retriever
 from ai_memory.store.files import remove_temp_files
 from ai_memory.store.readers import ReaderPool
+from ai_memory.store.upgrade import prepare_upgrade
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.git import GitCheckpointer
 from ai_memory.wiki.reindex import Progress, ReconcileReport, reconcile
@@ -51,6 +52,7 @@ class Runtime:
         if not (config.wiki_dir / ".git").exists() or not config.db_path.exists():
             raise NotInitialised(f"{config.data_dir} is not initialised; run `ai-memory init`")
         remove_temp_files(config.wiki_dir)  # left by a crash mid-write; never published
+        prepare_upgrade(config.db_path, config.backups_dir)  # refuse newer, back up older
         writer = Writer(
             config.db_path,
             queue_size=config.store.queue_size,

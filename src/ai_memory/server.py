@@ -18,6 +18,7 @@ from ai_memory.hooks.service import HookService
 from ai_memory.maintenance.scheduler import Scheduler
 from ai_memory.mcp.server import build_server, mount
 from ai_memory.runtime import Runtime
+from ai_memory.service.drain import start_spool_drain
 from ai_memory.web import api, ui
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import search as search_api
@@ -39,10 +40,12 @@ def create_app(config: Config, token: str) -> FastAPI:
         app.state.runtime = runtime
         hooks, scheduler = start_capture(runtime)
         app.state.hooks = hooks
+        drain = start_spool_drain(hooks, config.data_dir)  # what hooks spooled while down
         try:
             async with mcp_server.session_manager.run():
                 yield
         finally:
+            drain.cancel()
             await scheduler.stop()
             await hooks.stop()
             await anyio.to_thread.run_sync(runtime.stop)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +17,7 @@ from rich.table import Table
 from ai_memory.cli import hooks as hook_commands
 from ai_memory.cli import mcp as mcp_commands
 from ai_memory.cli import search as search_commands
+from ai_memory.cli import service as service_commands
 from ai_memory.cli.options import (
     DataDir,
     Json,
@@ -40,6 +42,7 @@ app = typer.Typer(
 hook_commands.register(app)
 mcp_commands.register(app)
 search_commands.register(app)
+service_commands.register(app)
 
 
 def run_app() -> None:
@@ -177,12 +180,18 @@ def status(
     project: Project = None,
     as_json: Json = False,
 ) -> None:
-    """Show what the server holds, overall and for the current project."""
+    """Show what the server holds, overall and for the current project, and what is installed."""
+    from ai_memory.service.check import install_check
+    from ai_memory.service.spec import Host
+
     config = load_config(data_dir)
+    installed = install_check(config.data_dir, config.db_path, Host.current())
+    if not as_json:  # printed first: it is as useful when the server is down
+        out.print(installed.summary(), markup=False, highlight=False, soft_wrap=True)
     scope = scope_for(workspace, project)
     data = client_for(config, server).status(scope)
     if as_json:
-        emit_json(data)
+        emit_json({**data, "install": installed.to_dict()})
         return
     table = Table(title=f"ai-memory {data['version']} — {data['data_dir']}")
     table.add_column("what")
@@ -373,7 +382,9 @@ def _configure_logging(logs_dir: Path) -> None:
     private_file(logs_dir / "server.log")
     handlers: list[logging.Handler] = [
         logging.StreamHandler(sys.stderr),
-        logging.FileHandler(logs_dir / "server.log", encoding="utf-8"),
+        RotatingFileHandler(
+            logs_dir / "server.log", maxBytes=10 * 1024 * 1024, backupCount=5, encoding="utf-8"
+        ),
     ]
     logging.basicConfig(
         level=logging.INFO,

@@ -86,8 +86,17 @@ def setup(
     data_dir: DataDir = None,
     server: ServerUrl = None,
     config_file: ConfigFile = None,
+    service: Annotated[
+        bool | None,
+        typer.Option(
+            "--service/--no-service",
+            help="Install the always-on service, start it and wait for it "
+            "(default: ask when interactive, else no).",
+        ),
+    ] = None,
 ) -> None:
     """Init (if needed), install hooks and MCP for one agent, then check it all works."""
+    from ai_memory.cli.service import offer_service
     from ai_memory.maintenance.init import initialise
     from ai_memory.mcp.selfcheck import self_check
 
@@ -96,6 +105,7 @@ def setup(
         out.print(f"created {line}", highlight=False)
     _install_hooks(client, data_dir)
     install_mcp(client, True, "bridge", config_file, data_dir, server)
+    offer_service(config, service, server or config.server.url)
     result = self_check(server or config.server.url, bridge_command(data_dir, server))
     scope = result.scope
     out.print(

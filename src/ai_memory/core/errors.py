@@ -108,6 +108,18 @@ class Unavailable(AiMemoryError):
     http_status = 503
 
 
+class NoServiceManager(Unavailable):
+    """No systemd user manager or launchd here (a container, WSL without systemd)."""
+
+    code = "no_service_manager"
+
+
+class ServiceFileEdited(Conflict):
+    """A service file that ai-memory did not write, or that was changed since, is left alone."""
+
+    code = "service_file_edited"
+
+
 class ScopeUnresolved(AiMemoryError):
     """A write named no project and none could be resolved from the caller's session or cwd."""
 

@@ -221,6 +221,15 @@ def current_version(conn: sqlite3.Connection) -> int:
     return int(row[0] or 0)
 
 
+def refuse_newer(version: int) -> None:
+    """A database written by a newer release is never opened: this code could damage it."""
+    if version > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"the database is at schema version {version}, but this release of ai-memory "
+            f"knows only up to {SCHEMA_VERSION}; upgrade ai-memory or restore a backup"
+        )
+
+
 def migrate(conn: sqlite3.Connection) -> int:
     """Bring the schema up to date; refuse a database written by a newer release."""
     conn.execute(
@@ -228,11 +237,7 @@ def migrate(conn: sqlite3.Connection) -> int:
         "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
     version = current_version(conn)
-    if version > SCHEMA_VERSION:
-        raise SchemaTooNew(
-            f"the database is at schema version {version}, but this release of ai-memory "
-            f"knows only up to {SCHEMA_VERSION}; upgrade ai-memory or restore a backup"
-        )
+    refuse_newer(version)
     for number in range(version + 1, SCHEMA_VERSION + 1):
         script = MIGRATIONS[number - 1]
         conn.execute("BEGIN IMMEDIATE")

@@ -1,0 +1,123 @@
+"""Delivering the spool at start-up: what the hooks spooled while the server was down.
+
+Every agent's hook client spools into ``<data_dir>/spool/``; without this, an event
+spooled during a reboot or a crash waits for the next hook run of an agent that may
+never run again. The drain reads the spool in-process (no HTTP to itself), through the
+same ingest as ``POST /hook/batch``, and settles each file exactly as a hook client
+would, so a hook client retrying the same files at the same time duplicates nothing:
+every event keeps its ``ingest_key``.
+
+Bounded: it takes the files present at start (at most ``limit``), in batches, retries
+a batch answered 429 a few times, and stops at its deadline; what is left waits for
+the next hook run or ``ai-memory hook-drain``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from ai_memory.core.errors import AiMemoryError
+from ai_memory.hookclient import spool
+from ai_memory.hookclient.deliver import Item, Tally, load, settle
+from ai_memory.hooks.service import HookService
+
+log = logging.getLogger(__name__)
+
+BATCH = 256  # the most /hook/batch takes
+LIMIT = 100_000
+DEADLINE_S = 300.0
+SATURATED_PAUSE_S = 0.5
+SATURATED_TRIES = 20
+
+
+@dataclass(frozen=True, slots=True)
+class DrainSummary:
+    found: int
+    delivered: int
+    rejected: int
+    kept: int
+
+
+def start_spool_drain(hooks: HookService, data_dir: Path) -> asyncio.Task[DrainSummary]:
+    """Run :func:`drain_spool` beside the server; cancel the task at shutdown."""
+    return asyncio.get_running_loop().create_task(
+        _guarded(hooks, data_dir), name="ai-memory-spool-drain"
+    )
+
+
+async def _guarded(hooks: HookService, data_dir: Path) -> DrainSummary:
+    """A drain that fails (the writer stopping under it) is logged; the spool stays."""
+    try:
+        return await drain_spool(hooks, data_dir)
+    except AiMemoryError as exc:
+        log.warning("spool at start-up: stopped, events stay spooled: %s", exc.message)
+        return DrainSummary(0, 0, 0, 0)
+
+
+async def drain_spool(
+    hooks: HookService,
+    data_dir: Path,
+    *,
+    batch: int = BATCH,
+    limit: int = LIMIT,
+    deadline_s: float = DEADLINE_S,
+) -> DrainSummary:
+    folder = data_dir / "spool"
+    keys = await anyio.to_thread.run_sync(spool.pending, folder, limit)
+    deadline = time.monotonic() + deadline_s
+    tally = Tally()
+    for start in range(0, len(keys), batch):
+        if time.monotonic() >= deadline:
+            break
+        await _deliver(hooks, folder, data_dir, keys[start : start + batch], tally, deadline)
+    kept = await anyio.to_thread.run_sync(_still_spooled, folder, keys)
+    summary = DrainSummary(len(keys), tally.delivered, tally.rejected, kept)
+    if keys:
+        log.info(
+            "spool at start-up: %d event(s) found, %d delivered, %d refused, %d left",
+            *(summary.found, summary.delivered, summary.rejected, kept),
+        )
+    return summary
+
+
+async def _deliver(
+    hooks: HookService,
+    folder: Path,
+    data_dir: Path,
+    keys: list[str],
+    tally: Tally,
+    deadline: float,
+) -> None:
+    """One batch; the items answered 429 are tried again after a pause, a few times."""
+    for _ in range(SATURATED_TRIES):
+        items: list[Item] = await anyio.to_thread.run_sync(load, folder, keys)
+        if not items:
+            return
+        results = await hooks.ingest_batch([item.item for item in items])
+        answered = [(items[r.index].key, r.status, r.error) for r in results]
+        saturated = Tally()
+        await anyio.to_thread.run_sync(_settle_all, folder, data_dir, answered, saturated)
+        tally.delivered += saturated.delivered
+        tally.rejected += saturated.rejected
+        if not saturated.saturated or time.monotonic() + SATURATED_PAUSE_S >= deadline:
+            return
+        keys = [key for key in keys if spool.exists(folder, key)]
+        await asyncio.sleep(SATURATED_PAUSE_S)
+
+
+def _settle_all(
+    folder: Path, data_dir: Path, answered: list[tuple[str, int, Any]], tally: Tally
+) -> None:
+    for key, status, error in answered:
+        settle(folder, key, status, error, data_dir, tally)
+
+
+def _still_spooled(folder: Path, keys: list[str]) -> int:
+    return sum(1 for key in keys if spool.exists(folder, key))
