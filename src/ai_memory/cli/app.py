@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
@@ -28,7 +27,7 @@ from ai_memory.cli.options import (
     load_config,
     scope_for,
 )
-from ai_memory.cli.output import emit_json, err, out
+from ai_memory.cli.output import emit_json, err, out, styled, write_text
 from ai_memory.core.errors import AiMemoryError, InvalidInput
 
 app = typer.Typer(
@@ -50,7 +49,7 @@ def run_app() -> None:
     try:
         app()
     except AiMemoryError as exc:
-        err.print(f"[red]error:[/red] {escape(exc.message)}", highlight=False)
+        err.print(styled("error:", "red"), exc.message)
         sys.exit(1)
 
 
@@ -69,7 +68,7 @@ def init(data_dir: DataDir = None) -> None:
         return
     for line in created:
         out.print(f"created {line}")
-    out.print(f"[green]initialised[/green] {config.data_dir}")
+    out.print(styled("initialised", "green"), str(config.data_dir))
 
 
 @app.command()
@@ -138,7 +137,7 @@ def reindex(data_dir: DataDir = None) -> None:
         finally:
             runtime.stop()
     for warning in report.warnings:
-        err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+        err.print(styled("warning:", "yellow"), warning)
     out.print(
         f"reindexed {report.files} files: {report.added} added, {report.updated} updated, "
         f"{report.deleted} removed, {report.unchanged} unchanged"
@@ -265,13 +264,13 @@ def read_page(
         emit_json(page)
         return
     out.print(
-        f"[bold]{page['title']}[/bold]  ({page['kind']}, page_id {page['page_id']}, "
-        f"version {page['version']})",
-        highlight=False,
+        styled(page["title"], "bold"),
+        f"({page['kind']}, page_id {page['page_id']}, version {page['version']})",
+        sep="  ",
     )
     if page.get("frontmatter_error"):
-        err.print(f"[yellow]warning:[/yellow] {page['frontmatter_error']}", highlight=False)
-    sys.stdout.write(page["body"] if page["body"].endswith("\n") else page["body"] + "\n")
+        err.print(styled("warning:", "yellow"), page["frontmatter_error"])
+    write_text(page["body"])
 
 
 @app.command("write-page")
@@ -371,7 +370,7 @@ def _warn_remote(host: str) -> None:
         "the only guard, over plain HTTP: anyone on the network path can read it and "
         "everything sent. Prefer loopback and an SSH tunnel or a TLS proxy."
     )
-    err.print(f"[bold red]{escape(message)}[/bold red]", highlight=False)
+    err.print(message, style="bold red")
     logging.getLogger("ai_memory.server").warning(message)
 
 

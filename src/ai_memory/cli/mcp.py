@@ -9,7 +9,7 @@ from typing import Annotated, cast
 import typer
 
 from ai_memory.cli.options import DataDir, ServerUrl, load_config
-from ai_memory.cli.output import err, out
+from ai_memory.cli.output import err, out, styled
 from ai_memory.core.errors import InvalidInput
 
 ClientName = Annotated[
@@ -74,7 +74,7 @@ def install_mcp(
         out.print("run again with --apply to write it.")
         return
     backup = write(change)
-    out.print(f"[green]configured[/green] {client} in {path}", highlight=False)
+    out.print(styled("configured", "green"), f"{client} in {path}")
     if backup is not None:
         out.print(f"  previous file kept as {backup}", highlight=False)
     if transport == "http":
@@ -109,7 +109,8 @@ def setup(
     result = self_check(server or config.server.url, bridge_command(data_dir, server))
     scope = result.scope
     out.print(
-        f"[green]ok[/green] server {result.version} answers; MCP memory_status answered from "
+        styled("ok", "green"),
+        f"server {result.version} answers; MCP memory_status answered from "
         f"{scope['workspace']}/{scope['project']} ({scope['reason']})",
         highlight=False,
     )
@@ -121,7 +122,7 @@ def _install_hooks(client: str, data_dir: Path | None) -> None:
     from ai_memory.cli.hooks import install_hooks
 
     if client not in AGENT_HOOKS:
-        err.print(f"[yellow]note:[/yellow] no hooks to install for {client}; MCP only")
+        err.print(styled("note:", "yellow"), f"no hooks to install for {client}; MCP only")
         return
     install_hooks(client, True, None, data_dir)
 
