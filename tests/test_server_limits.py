@@ -244,3 +244,31 @@ def test_oversized_headers_are_refused(srv: ServerProcess) -> None:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 20_000)
         _, received = closed_by_server(sock)
     assert received.startswith(b"HTTP/1.1 400 "), received[:100]
+
+
+def test_a_full_server_refuses_a_new_connection_with_503(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    initialise(Config.load(root, {}))
+    env = clean_env(AI_MEMORY_SERVER__MAX_CONNECTIONS="4", AI_MEMORY_SERVER__BODY_TIMEOUT_S="30")
+    proc = ServerProcess(root, env=env).start()
+    head = (
+        f"PUT {PAGES}/held.md HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Authorization: Bearer {proc.token}\r\nContent-Length: 100\r\n\r\n"
+    ).encode()
+    holders = [connect(proc) for _ in range(4)]
+    try:
+        for sock in holders:
+            sock.sendall(head)  # every connection mid-request: none can be closed to make room
+        answer = b""
+        deadline = time.monotonic() + CLIENT_WAIT_S
+        while not answer.startswith(b"HTTP/1.1 503 ") and time.monotonic() < deadline:
+            with connect(proc) as probe:
+                probe.sendall(
+                    b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                )
+                _, answer = closed_by_server(probe)
+        assert answer.startswith(b"HTTP/1.1 503 "), answer[:100]
+    finally:
+        for sock in holders:
+            sock.close()
+        proc.stop()

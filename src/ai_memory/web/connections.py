@@ -34,14 +34,18 @@ log = logging.getLogger(__name__)
 Phase = Literal["headers", "body", "busy", "idle"]
 # A connection in one of these phases holds no request a handler is working on.
 EVICTABLE: frozenset[Phase] = frozenset({"headers", "idle"})
-REFUSED = (
-    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n"
-    b"content-length: 38\r\nconnection: close\r\n\r\nserver at its connection limit; retry\n"
-)
-TIMED_OUT = (
-    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain\r\n"
-    b"content-length: 35\r\nconnection: close\r\n\r\nrequest headers not received in time\n"
-)
+
+
+def _plain_answer(status: bytes, text: bytes) -> bytes:
+    """A whole HTTP/1.1 answer, written before any request was parsed, then the socket closes."""
+    return (
+        b"HTTP/1.1 " + status + b"\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        b"content-length: " + str(len(text)).encode() + b"\r\nconnection: close\r\n\r\n" + text
+    )
+
+
+REFUSED = _plain_answer(b"503 Service Unavailable", b"server at its connection limit; retry\n")
+TIMED_OUT = _plain_answer(b"408 Request Timeout", b"request headers not received in time\n")
 
 
 @dataclass(frozen=True)
