@@ -1,9 +1,11 @@
 """``ai-memory hook --agent A --event E``: what agents run on every lifecycle event.
 
-Standard library only, and it never blocks the agent: the event is spooled
-first, posted with a short deadline, removed from the spool once the server
-acknowledged it; the whole run stays under 200 ms and exits 0 whatever
-happens, with errors written to ``<data_dir>/logs/hook.log``.
+Standard library only, and it never blocks the agent: the event is cut
+(:mod:`~ai_memory.hookclient.shrink`) and its secrets redacted
+(:mod:`~ai_memory.hookclient.redact`), then spooled, posted with a short
+deadline, removed from the spool once the server acknowledged it; the whole
+run stays under 200 ms and exits 0 whatever happens, with errors written to
+``<data_dir>/logs/hook.log``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import IO, Any
 from ai_memory import locate
 from ai_memory.hookclient import spool
 from ai_memory.hookclient.deliver import Tally, log_error, retry_spooled, settle
+from ai_memory.hookclient.redact import redact, redact_payload
 from ai_memory.hookclient.resolve import resolve_project
 from ai_memory.hookclient.sessionid import safe_session_id
 from ai_memory.hookclient.shrink import shrink
@@ -96,9 +99,11 @@ def handle(
     payload = parse_payload(raw)
     cwd = _cwd(payload)
     identity = resolve_project(cwd)
+    # From here on only redacted text: the spool on disk never holds a secret.
+    payload = redact_payload(payload)
     params = {
         "agent": args.agent,
-        "cwd": cwd,
+        "cwd": redact(cwd),
         "workspace": identity.workspace,
         "project": identity.project,
         "ingest_key": spool.new_ingest_key(),

@@ -1,15 +1,34 @@
 """Cleaning an agent's session id into a page-name-safe one; shared by the hook client and server.
 
-Standard library only.
+Standard library only. A session id becomes a file name (``sessions/<id>.md``) and
+a spool marker, so one that holds a secret is replaced by an id derived from it:
+the same for every event of the session, and revealing nothing of it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from ai_memory.hookclient.redact import holds_secret
+
+MAX_RAW = 512
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-def safe_session_id(value: str) -> str | None:
-    """Anything unusual is folded to ``-``; at most 100 characters; None when nothing is left."""
-    return _UNSAFE.sub("-", value.strip()).strip("-.")[:100] or None
+def safe_session_id(value: str, secret_in: Callable[[str], bool] = holds_secret) -> str | None:
+    """Anything unusual is folded to ``-``; at most 100 characters; None when nothing is left.
+
+    An id over 512 characters, or one ``secret_in`` finds a secret in, becomes
+    ``s-<hash>`` (a hash of the whole value).
+    """
+    raw = value.strip()
+    if len(raw) > MAX_RAW or secret_in(raw):
+        return derived_session_id(raw)
+    return _UNSAFE.sub("-", raw).strip("-.")[:100] or None
+
+
+def derived_session_id(raw: str) -> str:
+    import hashlib  # only for the rare id that needs it: the hook client runs on every event
+
+    return "s-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:24]

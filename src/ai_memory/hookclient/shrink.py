@@ -8,15 +8,14 @@ batch of them stays under the server's request limit.
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from ai_memory.hookclient.patterns import cut_at_token
 
 FIELD_CAP = 64 * 1024
 SMALL_FIELD_CAP = 4 * 1024
 MAX_ITEMS = 500
 MAX_DEPTH = 40
-# The run of token characters at a cut: dropped whole, so no half of a secret is sent.
-_TRAILING_TOKEN = re.compile(r"[^\s\"',;]*\Z")
 
 
 def shrink(payload: dict[str, Any], cap: int = FIELD_CAP) -> dict[str, Any]:
@@ -41,6 +40,9 @@ def _shrink(value: Any, cap: int, depth: int) -> Any:
 
 
 def cut(text: str, cap: int) -> str:
-    """``text`` cut hard at ``cap`` characters, the token crossing the cut dropped, marked."""
-    head = _TRAILING_TOKEN.sub("", text[:cap])
+    """``text`` cut hard at ``cap`` characters, the token crossing the cut dropped, marked.
+
+    The token goes whole, so no half of a secret is sent where no pattern could see it.
+    """
+    head = cut_at_token(text, cap)
     return f"{head}\n[... cut {len(text) - len(head)} characters]"

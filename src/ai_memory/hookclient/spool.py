@@ -1,7 +1,9 @@
 """The local spool: every event is written here first and removed once the server has it.
 
-Standard library only. File names sort by creation time, so retries go oldest first;
-an event keeps its ``ingest_key`` for life, so a retry can never duplicate it.
+Standard library only. What is written here was already cut and redacted by the hook
+client (:mod:`ai_memory.hookclient.redact`). File names sort by creation time, so
+retries go oldest first; an event keeps its ``ingest_key`` for life, so a retry can
+never duplicate it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 SUFFIX = ".json"
 REJECTED = "rejected"
-# Refused events hold raw, unsanitised payloads: kept briefly for inspection only.
+# Refused events are kept briefly for inspection only (redacted, as every spooled event).
 REJECTED_KEEP_S = 7 * 86400
 REJECTED_KEEP_FILES = 100
 

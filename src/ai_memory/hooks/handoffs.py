@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
+
+import anyio.to_thread
 
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import InvalidInput, NotFound
 from ai_memory.core.identity import Scope
+from ai_memory.hooks.sanitize import Sanitizer
 from ai_memory.store import pages
 from ai_memory.store.readers import ReaderPool
 from ai_memory.store.writer import Writer
@@ -85,7 +88,8 @@ def open_command(
     clock: Callable[[], str] = now_iso,
 ) -> Callable[[sqlite3.Connection], dict[str, Any]]:
     """A writer command opening a handoff; a new automatic one expires older ones for its cwd."""
-    content_text = _content_json(content)
+    # Redaction may lengthen the text a little ([REDACTED] for a short secret): room for it.
+    content_text = _content_json(content, 2 * MAX_CONTENT_CHARS)
 
     def command(conn: sqlite3.Connection) -> dict[str, Any]:
         return insert_handoff(
@@ -235,19 +239,39 @@ async def begin_handoff(
     from_session: str | None = None,
     cwd: str | None = None,
     timeout: float = 10.0,
+    redact_patterns: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Open a manual handoff for the next agent of ``scope``; returns the stored handoff."""
+    """Open a manual handoff for the next agent of ``scope``; returns the stored handoff.
+
+    Everything in it is captured text, sanitized like a hook event (in a worker
+    thread): it is stored, and delivered in the next session-start packet.
+    """
     summary = _check_summary(summary)
-    command = open_command(
-        scope,
-        origin="manual",
-        summary=summary,
-        content=content,
-        from_session=from_session,
-        from_agent=from_agent,
-        cwd=cwd,
+    _content_json(content)  # refused as sent (too big, not JSON), before redaction
+    sanitizer = Sanitizer(redact_patterns)  # compiled patterns are cached by RE2
+    clean = await anyio.to_thread.run_sync(
+        _sanitized, sanitizer, summary, content, from_agent, from_session, cwd
     )
+    command = open_command(scope, origin="manual", **clean)
     return await writer.run(command, timeout=timeout)
+
+
+def _sanitized(
+    sanitizer: Sanitizer,
+    summary: str,
+    content: Mapping[str, Any] | None,
+    from_agent: str | None,
+    from_session: str | None,
+    cwd: str | None,
+) -> dict[str, Any]:
+    tree = sanitizer.tree(dict(content or {}), MAX_CONTENT_CHARS)
+    return {
+        "summary": sanitizer.clean(summary, MAX_SUMMARY_CHARS * 4),
+        "content": tree if isinstance(tree, dict) else {},
+        "from_agent": sanitizer.clean(from_agent, 200) if from_agent else None,
+        "from_session": sanitizer.session_id(from_session) if from_session else None,
+        "cwd": sanitizer.clean(cwd, 4096) if cwd else None,
+    }
 
 
 async def list_handoffs(
@@ -311,11 +335,11 @@ def _check_summary(summary: str) -> str:
     return summary.strip()
 
 
-def _content_json(content: Mapping[str, Any] | None) -> str:
+def _content_json(content: Mapping[str, Any] | None, limit: int = MAX_CONTENT_CHARS) -> str:
     try:
         text = json.dumps(dict(content or {}), ensure_ascii=False, default=str)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"handoff content is not JSON: {exc}") from exc
-    if len(text) > MAX_CONTENT_CHARS:
+    if len(text) > limit:
         raise InvalidInput(f"handoff content is over {MAX_CONTENT_CHARS} characters")
     return text

@@ -17,7 +17,6 @@ from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import Scope
 from ai_memory.core.text import fts_text
 from ai_memory.hookclient.resolve import resolve_project
-from ai_memory.hookclient.sessionid import safe_session_id
 from ai_memory.hooks.aliases import normalise, pick
 from ai_memory.hooks.sanitize import SanitizedObservation, Sanitizer
 from ai_memory.store import pages
@@ -72,7 +71,7 @@ def parse_event(
     key = _param(params, "ingest_key")
     if key is not None and not INGEST_KEY.match(key):
         raise InvalidInput("ingest_key must be 1-64 characters of A-Z, a-z, 0-9, '_' or '-'")
-    session_id = _session_id(params, body, agent, today)
+    session_id = _session_id(params, body, agent, sanitizer, today)
     event = _param(params, "event")
     if event is not None and len(event) > 200:
         raise InvalidInput("event is longer than 200 characters")
@@ -89,6 +88,8 @@ def common_params(
     agent = _param(params, "agent") or "generic"
     if not AGENT.match(agent):
         raise InvalidInput(f"agent {agent[:80]!r} is not a valid agent name")
+    if sanitizer.holds_secret(agent):
+        agent = "redacted"
     cwd = _param(params, "cwd") or _str(pick(body, "cwd"))
     if cwd is not None and len(cwd) > 4096:
         raise InvalidInput("cwd is longer than 4096 characters")
@@ -97,14 +98,19 @@ def common_params(
     return agent, cwd, scope_from(params, cwd)
 
 
-def given_session_id(params: Mapping[str, str]) -> str | None:
-    """The ``session_id`` parameter, checked; None when absent."""
+def given_session_id(params: Mapping[str, str], sanitizer: Sanitizer) -> str | None:
+    """The ``session_id`` parameter, checked; None when absent.
+
+    One holding a secret is replaced by an id derived from it (it would become a file name).
+    """
     given = _param(params, "session_id")
-    if given is not None and not SESSION_ID.match(given):
+    if given is None:
+        return None
+    if not SESSION_ID.match(given):
         raise InvalidInput(
             "session_id must be 1-100 characters of letters, digits, '_', '-' or '.'"
         )
-    return given
+    return sanitizer.session_id(given)
 
 
 def store_command(
@@ -206,14 +212,18 @@ def scope_from(params: Mapping[str, str], cwd: str | None) -> Scope:
 
 
 def _session_id(
-    params: Mapping[str, str], body: Mapping[str, object], agent: str, today: str | None
+    params: Mapping[str, str],
+    body: Mapping[str, object],
+    agent: str,
+    sanitizer: Sanitizer,
+    today: str | None,
 ) -> str:
-    given = given_session_id(params)
+    given = given_session_id(params, sanitizer)
     if given is not None:
         return given
     found = pick(body, "session_id")
     if isinstance(found, str | int) and str(found).strip():
-        cleaned = safe_session_id(str(found))
+        cleaned = sanitizer.session_id(str(found))
         if cleaned and SESSION_ID.match(cleaned):
             return cleaned
     day = (today or now_iso())[:10].replace("-", "")

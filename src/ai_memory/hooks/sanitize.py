@@ -1,8 +1,11 @@
 """The sanitizer: the only way untrusted hook text becomes something the store accepts.
 
-It strips ANSI escapes and control characters, redacts secrets, and only then
-caps sizes, so a secret can never be cut in half and slip past the scrubber.
-A :class:`SanitizedObservation` can only be built here.
+Every field is first cut to a bounded length (dropping the token crossing the
+cut), then stripped of ANSI escapes and control characters, redacted
+(:mod:`ai_memory.hooks.redactor`, linear time) and only then capped, so a
+secret can never be cut in half and slip past the scrubber. A
+:class:`SanitizedObservation` can only be built here. The work is CPU-bound:
+callers run it in a worker thread, never on the event loop.
 """
 
 from __future__ import annotations
@@ -12,74 +15,26 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass
 
-from ai_memory.core.errors import ConfigError
+from ai_memory.hookclient.patterns import REDACTED, cut_at_token
+from ai_memory.hookclient.redact import redact_tree
+from ai_memory.hookclient.sessionid import MAX_RAW, safe_session_id
 from ai_memory.hooks.aliases import Normalised
+from ai_memory.hooks.redactor import Redactor
 
-REDACTED = "[REDACTED]"
+__all__ = ["REDACTED", "SanitizedObservation", "Sanitizer", "cap_bytes", "precut"]
+
 PROMPT_CAP = 16 * 1024
 BODY_CAP = 16 * 1024
 EXCERPT_CAP = 2000
 FILE_CAP = 512
 MAX_FILES = 20
+TOOL_NAME_CAP = 100
 # Text is cut to this many characters before redaction; the token crossing the
 # cut is dropped whole, so no half of a secret is kept unrecognised.
 _PRECUT_FACTOR = 4
-_TRAILING_TOKEN = re.compile(r"[^\s\"',;]*\Z")
+_TOOL_PRECUT = 400
 
 _SEAL = object()
-
-# Each pattern may name a ``k`` group: that part is kept, the rest becomes REDACTED.
-SECRET_PATTERNS: tuple[str, ...] = (
-    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY"
-    r"(?: BLOCK)?-----|.*\Z)",
-    r"(?P<k>(?i:\bbearer)\s+)[A-Za-z0-9._~+/=-]{6,}",
-    r"(?P<k>(?i:\b(?:proxy-)?authorization)[\"']?\s*[:=]\s*[\"']?(?i:(?:basic|bearer|token|digest)\s+)?)"
-    r"[^\s\"',;]+",
-    r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}",
-    r"\bsk-[A-Za-z0-9_-]{16,}",
-    r"\bgh[pousr]_[A-Za-z0-9]{20,}",
-    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-    r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",
-    r"\bAIza[0-9A-Za-z_-]{35}",
-    r"\bxox[abposre]-[A-Za-z0-9-]{10,}",
-    r"\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*",
-    r"(?P<k>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*:)[^@\s/]+(?=@)",
-    r"(?P<k>\b[A-Za-z0-9_]*(?i:API_KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_KEY|"
-    r"PRIVATE_KEY|CREDENTIALS?)[A-Za-z0-9_]*[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&}]+",
-    r"(?P<k>(?i:\b(?:password|passwd|pwd|secret|api[_-]?key|x-api-key|access[_-]?key|"
-    r"client[_-]?secret|auth[_-]?token|session[_-]?token|private[_-]?key|cookie))[\"']?"
-    r"\s*[:=]\s*[\"']?)[^\s\"',;&}]+",
-)
-
-# Every built-in pattern needs one of these (lower-cased) in the text to match.
-_TRIGGERS = (
-    "private",
-    "bearer",
-    "authoriz",
-    "sk-",
-    "sk_",
-    "rk_",
-    "pk_",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat",
-    "akia",
-    "asia",
-    "aiza",
-    "xox",
-    "eyj",
-    "://",
-    "key",
-    "token",
-    "secret",
-    "passw",
-    "pwd",
-    "credential",
-    "cookie",
-)
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _SAFE_TOOL = re.compile(r"[^A-Za-z0-9_.:/@-]+")
@@ -117,46 +72,19 @@ class SanitizedObservation:
 
 
 class Sanitizer:
-    """Precompiled once: one combined pass redacts every secret pattern."""
+    """Compiled once per server: every field goes through :meth:`clean` (or is refused)."""
 
     def __init__(self, extra_patterns: Sequence[str] = ()) -> None:
-        patterns = [*SECRET_PATTERNS, *extra_patterns]
-        parts: list[str] = []
-        self._keeps: dict[str, str | None] = {}
-        for index, pattern in enumerate(patterns):
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ConfigError(f"redaction pattern {pattern!r} is invalid: {exc}") from exc
-            name = f"p{index}"
-            keep = f"k{index}"
-            renamed = pattern.replace("(?P<k>", f"(?P<{keep}>")
-            self._keeps[name] = keep if keep in renamed else None
-            parts.append(f"(?P<{name}>{renamed})")
-        self._secret = re.compile("|".join(parts), re.DOTALL)
-        # Plain ASCII text without any trigger word cannot match a built-in pattern;
-        # configured patterns are checked on their own, so they never switch this off.
-        self._extra = (
-            re.compile(
-                "|".join(f"(?:{p.replace('(?P<k>', '(?:')})" for p in extra_patterns), re.DOTALL
-            )
-            if extra_patterns
-            else None
-        )
+        self._redactor = Redactor(extra_patterns)
 
     # -- text -----------------------------------------------------------------
 
     def redact(self, text: str) -> str:
-        plain = text.isascii() and not _has_trigger(text)
-        if plain and (self._extra is None or not self._extra.search(text)):
-            return text
-        return self._secret.sub(self._replace, text)
+        """Secrets replaced by ``[REDACTED]``; linear in the length of ``text``."""
+        return self._redactor.redact(text)
 
-    def _replace(self, match: re.Match[str]) -> str:
-        name = match.lastgroup
-        keep = self._keeps.get(name) if name else None
-        prefix = match.group(keep) if keep else None
-        return f"{prefix or ''}{REDACTED}"
+    def holds_secret(self, text: str) -> bool:
+        return self._redactor.redact(text) != text
 
     def clean(self, text: str, cap: int) -> str:
         """Strip escapes and controls, redact, then cap at ``cap`` UTF-8 bytes."""
@@ -170,13 +98,26 @@ class Sanitizer:
         return cap_bytes(self.redact(text), cap, total)
 
     def tool_name(self, value: object) -> str | None:
-        """A tool's name is captured text too: one holding a secret becomes REDACTED."""
+        """A tool's name is captured text too: one holding a secret becomes REDACTED.
+
+        It is cut before anything else looks at it (names are short; an 80,000-character
+        one is refused as a name, not scanned whole).
+        """
         if not isinstance(value, str):
             return None
-        cleaned = _SAFE_TOOL.sub("_", value)[:100]
-        if self.redact(value) != value or self.redact(cleaned) != cleaned:
+        head = precut(value, _TOOL_PRECUT)
+        cleaned = _SAFE_TOOL.sub("_", head)[:TOOL_NAME_CAP]
+        if self.holds_secret(head) or self.holds_secret(cleaned):
             return REDACTED
         return cleaned or None
+
+    def session_id(self, value: str) -> str | None:
+        """A page-name-safe id; one holding a secret becomes an id derived from it."""
+        return safe_session_id(value[: MAX_RAW + 1], self.holds_secret)
+
+    def tree(self, value: object, cap: int) -> object:
+        """A JSON-like value with every string and key cleaned (a handoff's content)."""
+        return redact_tree(value, lambda text: self.clean(text, cap))
 
     # -- observations -----------------------------------------------------------
 
@@ -247,9 +188,7 @@ def precut(text: str, limit: int) -> str:
 
     The caller adds the marker (from the original length): nothing is dropped silently.
     """
-    if len(text) <= limit:
-        return text
-    return _TRAILING_TOKEN.sub("", text[:limit])
+    return cut_at_token(text, limit)
 
 
 def cap_bytes(text: str, cap: int, total: int | None = None) -> str:
@@ -266,11 +205,6 @@ def cap_bytes(text: str, cap: int, total: int | None = None) -> str:
     kept = data[: max(cap - marker_room, 0)].decode("utf-8", errors="ignore")
     cut = max((total or 0), len(data)) - len(kept.encode("utf-8"))
     return f"{kept}\n[... cut {max(cut, 1)} bytes]"
-
-
-def _has_trigger(text: str) -> bool:
-    lowered = text.lower()
-    return any(word in lowered for word in _TRIGGERS)
 
 
 def _is_tool(kind: str) -> bool:

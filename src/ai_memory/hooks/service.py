@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+import anyio.to_thread
+
 from ai_memory.core.clock import iso, utc_now
 from ai_memory.core.errors import AiMemoryError, InvalidInput, NotFound, Saturated
 from ai_memory.core.identity import Scope
@@ -80,8 +82,12 @@ class HookService:
     # -- ingest -----------------------------------------------------------------
 
     async def ingest(self, params: Mapping[str, str], body: object) -> IngestOutcome:
-        """Store one event; return only after it committed. Raise Saturated when full."""
-        event = parse_event(params, body, self.sanitizer)
+        """Store one event; return only after it committed. Raise Saturated when full.
+
+        Parsing and sanitizing are CPU work: they run in a worker thread, so a hostile
+        payload never holds up the event loop (and every other request with it).
+        """
+        event = await anyio.to_thread.run_sync(parse_event, params, body, self.sanitizer)
         (outcome,) = await self._store([event])
         self._follow_up(event, outcome)
         return outcome
@@ -93,12 +99,7 @@ class HookService:
         if len(items) > MAX_BATCH:
             raise InvalidInput(f"a batch holds at most {MAX_BATCH} items, got {len(items)}")
         results: list[ItemResult | None] = [None] * len(items)
-        parsed: list[tuple[int, HookEvent]] = []
-        for index, item in enumerate(items):
-            try:
-                parsed.append((index, self._parse_item(item)))
-            except AiMemoryError as exc:
-                results[index] = ItemResult(index, exc.http_status, exc.to_dict())
+        parsed = await anyio.to_thread.run_sync(self._parse_items, items, results)
         if parsed:
             try:
                 outcomes = await self._store([event for _, event in parsed])
@@ -110,6 +111,18 @@ class HookService:
                     results[index] = ItemResult(index, 202)
                     self._follow_up(event, outcome)
         return [r for r in results if r is not None]
+
+    def _parse_items(
+        self, items: list[object], results: list[ItemResult | None]
+    ) -> list[tuple[int, HookEvent]]:
+        """The valid items, parsed; the invalid ones get their error in ``results``."""
+        parsed: list[tuple[int, HookEvent]] = []
+        for index, item in enumerate(items):
+            try:
+                parsed.append((index, self._parse_item(item)))
+            except AiMemoryError as exc:
+                results[index] = ItemResult(index, exc.http_status, exc.to_dict())
+        return parsed
 
     def _parse_item(self, item: object) -> HookEvent:
         if not isinstance(item, dict):
@@ -180,8 +193,10 @@ class HookService:
         A session asking again gets the handoff it already claimed (its first answer may
         never have reached the agent). A session resumed or compacted claims nothing new.
         """
-        agent, cwd, scope = common_params(params, {}, self.sanitizer)
-        session_id = given_session_id(params)
+        agent, cwd, scope = await anyio.to_thread.run_sync(
+            common_params, params, {}, self.sanitizer
+        )
+        session_id = given_session_id(params, self.sanitizer)
         budget = _budget(params.get("budget"), self.runtime.config.hooks.brief_chars)
         source = params.get("source") or None
         command = claim_command(

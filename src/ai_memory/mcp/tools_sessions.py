@@ -121,6 +121,7 @@ def _begin_tool(deps: ToolDeps) -> Any:
                     from_agent=who.agent,
                     from_session=who.session_id,
                     cwd=who.cwd,
+                    redact_patterns=runtime.config.hooks.redact_patterns,
                 )
             return {"handoff": handoff, "note": NOTE, "scope": resolved.to_dict()}
 

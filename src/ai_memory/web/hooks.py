@@ -115,6 +115,7 @@ async def open_handoff(runtime: RuntimeDep, body: HandoffOpen) -> dict[str, Any]
         from_session=body.session_id,
         cwd=body.cwd,
         timeout=runtime.config.store.write_timeout_s,
+        redact_patterns=runtime.config.hooks.redact_patterns,
     )
 
 
