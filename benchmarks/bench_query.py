@@ -51,6 +51,7 @@ BATCH = 1000
 WORDS = 300
 VOCABULARY = 20_000
 CHUNKS_PER_PAGE = 4
+RAW_FTS = "SELECT rowid FROM pages_fts WHERE pages_fts MATCH ? ORDER BY rank LIMIT 10"
 KINDS = ("concepts", "decisions", "gotchas", "procedures", "notes", "sessions")
 
 
@@ -224,6 +225,11 @@ def run_size(size: int, observations: int, n_queries: int, vectors: bool) -> Non
             print(f"index size: {size_mb:.0f} MB ({size_mb * 1e6 / size / 1024:.1f} KiB/page)")
             p50, p95 = measure(_search(runtime.retrieval), texts)
             print(f"without vectors: p50 {p50:.1f} ms, p95 {p95:.1f} ms  ({len(texts)} queries)")
+            raw50, raw95 = runtime.readers.read(lambda c: measure(_raw_fts(c, config), texts))
+            print(
+                f"raw FTS5 MATCH ... ORDER BY rank LIMIT 10: p50 {raw50:.2f} ms, "
+                f"p95 {raw95:.2f} ms; full search / raw at p50: {p50 / raw50:.1f}x"
+            )
             if vectors:
                 _with_vectors(config, runtime, texts, size)
         finally:
@@ -250,6 +256,19 @@ def _with_vectors(config: Config, runtime: Runtime, texts: list[str], size: int)
     for text in texts[:50]:
         embedder.embed([text])
     print(f"  of which query embedding: {(time.perf_counter() - started) * 1000 / 50:.1f} ms")
+
+
+def _raw_fts(conn: sqlite3.Connection, config: Config) -> Callable[[str], Any]:
+    """The floor: one FTS5 query over the same index, the same OR of content words."""
+    from ai_memory.retrieval.query import prepare
+
+    stopwords = frozenset(config.retrieval.stopwords)
+
+    def run(text: str) -> Any:
+        expression = prepare(text, stopwords).fallback
+        return conn.execute(RAW_FTS, (expression,)).fetchall()
+
+    return run
 
 
 def _search(retriever: Retriever) -> Callable[[str], Any]:

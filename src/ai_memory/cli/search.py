@@ -109,6 +109,17 @@ def _print_hits(data: dict[str, Any], explain: bool) -> None:
             )
 
 
+def _snippet(hit: dict[str, Any]) -> str:
+    """A session hit shows the turns that matched (the first is its snippet)."""
+    turns = hit.get("turns") or []
+    if not turns:
+        return str(hit["snippet"])
+    return "\n".join(
+        f"turn {t['observation_id']} ({t['kind']}, {t['created_at'][:16]}): {t['snippet']}"
+        for t in turns
+    )
+
+
 def _hit_table(title: str, hits: list[dict[str, Any]], explain: bool) -> Table:
     columns = ["#", "score", "path", "title", "kind", "snippet"]
     if explain:
@@ -121,7 +132,7 @@ def _hit_table(title: str, hits: list[dict[str, Any]], explain: bool) -> Table:
         )
         path = f"{hit['project']}:{hit['path']}" if several else hit["path"]
         row = [str(rank), f"{hit['score']:.4f}", path + flags, hit["title"], hit["kind"]]
-        row.append(hit["snippet"])
+        row.append(_snippet(hit))
         if explain:
             row.append(_why(hit.get("explain") or {}))
         table.add_row(*row)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -40,8 +41,7 @@ def _best_match(lowered: str, stems: list[str]) -> int | None:
     """Offset of the match whose window holds the most distinct query stems."""
     if not stems:
         return None
-    pattern = re.compile(r"(?<!\w)(" + "|".join(re.escape(s) for s in stems) + ")")
-    positions = [(m.start(), m.group(1)) for m in pattern.finditer(lowered)]
+    positions = [(m.start(), m.group(1)) for m in _pattern(tuple(stems)).finditer(lowered)]
     if not positions:
         return None
     best_at, best_count = positions[0][0], 0
@@ -56,6 +56,12 @@ def _best_match(lowered: str, stems: list[str]) -> int | None:
             if best_count == len(stems):
                 break
     return best_at
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(stems: tuple[str, ...]) -> re.Pattern[str]:
+    """One compiled pattern per query, not one per hit and turn."""
+    return re.compile(r"(?<!\w)(" + "|".join(re.escape(s) for s in stems) + ")")
 
 
 def _cut(words: list[str], window: int, more: bool = False) -> str:
