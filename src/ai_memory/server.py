@@ -19,6 +19,7 @@ from ai_memory.maintenance.scheduler import Scheduler
 from ai_memory.mcp.server import build_server, mount
 from ai_memory.runtime import Runtime
 from ai_memory.service.drain import start_spool_drain
+from ai_memory.store.upgrade import refuse_newer_database
 from ai_memory.web import api, ui
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import search as search_api
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 
 def create_app(config: Config, token: str) -> FastAPI:
     """The whole server as one ASGI app; the runtime starts and stops with its lifespan."""
+    refuse_newer_database(config.db_path)
     mcp_server = build_server(lambda: getattr(app.state, "runtime", None))
 
     @asynccontextmanager

@@ -149,12 +149,17 @@ class Launchd:
         """launchd forgot the agent at bootout."""
 
     def control(self, action: str) -> None:
-        argv = {
-            "start": ["launchctl", "kickstart", self.target],
-            "stop": ["launchctl", "kill", "TERM", self.target],
-            "restart": ["launchctl", "kickstart", "-k", self.target],
-        }[action]
-        _checked(self.run, argv)
+        """A stop unloads the agent: the server dies of the SIGTERM it handled, which
+        launchd would count as a crash and answer with a restart. It loads again at login."""
+        loaded = self.run(["launchctl", "print", self.target]).returncode == 0
+        if action == "stop":
+            if loaded:
+                _checked(self.run, ["launchctl", "bootout", self.target])
+        elif not loaded:
+            _checked(self.run, ["launchctl", "bootstrap", self.domain, str(self.plist)])
+        else:
+            kick = ["-k"] if action == "restart" else []
+            _checked(self.run, ["launchctl", "kickstart", *kick, self.target])
 
     def state(self) -> dict[str, str]:
         done = self.run(["launchctl", "print", self.target])

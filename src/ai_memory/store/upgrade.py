@@ -31,6 +31,12 @@ def schema_on_disk(db_path: Path) -> int | None:
     return int(row[0] or 0)
 
 
+def refuse_newer_database(db_path: Path) -> None:
+    """Before anything starts: a database from a newer release stops the server with a
+    clear message, instead of a traceback from deep inside its start-up."""
+    refuse_newer(schema_on_disk(db_path) or 0)
+
+
 def prepare_upgrade(db_path: Path, backups_dir: Path) -> Path | None:
     """Refuse a newer database; copy an older one aside; return the copy, if one was made."""
     version = schema_on_disk(db_path)
