@@ -15,6 +15,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,6 +24,7 @@ from mcp import Client
 
 from ai_memory.core.fence import FENCE, MARK, find_tags
 from tests.conftest import ServerProcess
+from tests.hooks_support import hook_env, run_hook
 from tests.mcp_support import connect, data, module_server
 
 # The spellings of the issue: raw, fullwidth, Unicode dashes, zero-width, HTML entities,
@@ -278,3 +280,19 @@ def test_session_start_packet_has_exactly_one_fence(srv: ServerProcess) -> None:
     assert find_tags(context) == [f"<{FENCE}", f"</{FENCE}"]
     assert READS_AS_TAG.findall(settled(context)) == [f"<{FENCE}", f"</{FENCE}"]
     assert MARK in context and "word0" in context
+
+
+def test_the_hook_command_hands_the_agent_exactly_one_fence(
+    srv: ServerProcess, tmp_path: Path
+) -> None:
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / ".ai-memory.toml").write_text(f'project = "{PROJECT}"\n')
+    start = {"session_id": "fence-hook-1", "cwd": str(checkout), "source": "startup"}
+    env = hook_env(srv.data_dir, srv.url)
+    code, out = run_hook("claude-code", "SessionStart", start, env, checkout)
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert code == 0 and "word" in context and MARK in context
+    assert context.count(f"<{FENCE}") == 1 and context.count(f"</{FENCE}>") == 1
+    assert find_tags(context) == [f"<{FENCE}", f"</{FENCE}"]
+    assert READS_AS_TAG.findall(settled(context)) == [f"<{FENCE}", f"</{FENCE}"]
