@@ -255,13 +255,17 @@ def test_a_full_server_refuses_a_new_connection_with_503(tmp_path: Path) -> None
         f"PUT {PAGES}/held.md HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         f"Authorization: Bearer {proc.token}\r\nContent-Length: 100\r\n\r\n"
     ).encode()
-    holders = [connect(proc) for _ in range(4)]
+    holders: list[socket.socket] = []
     try:
-        for sock in holders:
-            sock.sendall(head)  # every connection mid-request: none can be closed to make room
         answer = b""
         deadline = time.monotonic() + CLIENT_WAIT_S
         while not answer.startswith(b"HTTP/1.1 503 ") and time.monotonic() < deadline:
+            # Every connection mid-request, none can be closed to make room. A holder the
+            # server closed while its headers were still unread is replaced.
+            holders = [sock for sock in holders if still_open(sock)]
+            while len(holders) < 4:
+                holders.append(connect(proc))
+                holders[-1].sendall(head)
             with connect(proc) as probe:
                 probe.sendall(
                     b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
@@ -272,3 +276,15 @@ def test_a_full_server_refuses_a_new_connection_with_503(tmp_path: Path) -> None
         for sock in holders:
             sock.close()
         proc.stop()
+
+
+def still_open(sock: socket.socket) -> bool:
+    sock.setblocking(False)
+    try:
+        return sock.recv(1) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.setblocking(True)
