@@ -17,7 +17,7 @@ from ai_memory.service.control import Service
 from ai_memory.service.files import Written
 from ai_memory.service.manager import run_command
 from ai_memory.service.spec import Host
-from tests.conftest import clean_env, run_cli
+from tests.conftest import ServerProcess, clean_env, run_cli
 
 
 def no_user_manager() -> bool:
@@ -168,3 +168,22 @@ def test_an_unsupported_os_names_the_foreground_command(data_dir: Path) -> None:
     service = Service(Host(None, {}, Path(sys.executable), 0), data_dir)
     with pytest.raises(NoServiceManager, match=r"neither systemd nor launchd.*serve --data-dir"):
         service.install()
+
+
+def test_setup_with_service_installs_it_and_says_it_cannot_start_it_here(
+    server: ServerProcess, tmp_path: Path, home: dict[str, str]
+) -> None:
+    checkout = tmp_path / "work"
+    checkout.mkdir()
+    (checkout / ".ai-memory.toml").write_text('project = "set-up"\n')
+    args = ("setup", "--agent", "codex", "--server", server.url)
+    done = run_cli(*args, "--service", data_dir=server.data_dir, env=home, cwd=checkout)
+    assert done.returncode == 0, done.stderr
+    unit = unit_file(tmp_path)
+    assert f"created {unit}".encode() in done.stdout
+    assert b"no service manager is available here" in done.stderr
+    assert b"MCP memory_status answered from default/set-up" in done.stdout  # self-check ran
+    unit.unlink()
+    skipped = run_cli(*args, "--no-service", data_dir=server.data_dir, env=home, cwd=checkout)
+    assert skipped.returncode == 0, skipped.stderr
+    assert not unit.exists()
