@@ -18,9 +18,10 @@ from html.entities import html5
 # Unicode dashes, hyphens and minus signs an agent reads as '-'.
 DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d")
 # Angle brackets NFKC leaves alone but that render as '<' or '>'.
-BRACKETS = {"\u02c2": "<", "\u1438": "<", "\u2329": "<", "\u27e8": "<", "\u276e": "<"}
-BRACKETS |= {"\u02c3": ">", "\u1433": ">", "\u232a": ">", "\u27e9": ">", "\u276f": ">"}
-BRACKETS |= {"\u3008": "<", "\u3009": ">"}
+BRACKETS = {
+    **dict.fromkeys("\u02c2\u1438\u2329\u27e8\u276e\u3008", "<"),
+    **dict.fromkeys("\u02c3\u1433\u232a\u27e9\u276f\u3009", ">"),
+}
 # Characters that vanish on screen: format (zero-width, soft hyphen, bidi) and combining marks.
 INVISIBLE = frozenset({"Cf", "Mn", "Me"})
 
@@ -103,8 +104,9 @@ def fold(text: str) -> Folded:
         elif plain is not None:
             _add_plain(builder, plain, start, cache)
         else:
-            decoded = "".join(_fold_char(char) for char in _decode(token))
-            builder.add(decoded, start, end, False)
+            decoded, used = _decode(token)
+            builder.add("".join(_fold_char(char) for char in decoded), start, start + used, False)
+            builder.add(token.group()[used:], start + used, end, True)
     return builder.build()
 
 
@@ -120,18 +122,28 @@ def _add_plain(builder: _Builder, run: str, start: int, cache: dict[str, str]) -
         builder.add(piece, start + offset, start + offset + 1, len(piece) == 1)
 
 
-def _decode(token: re.Match[str]) -> str:
-    """What a character reference or escape stands for; any other token as it is."""
+def _decode(token: re.Match[str]) -> tuple[str, int]:
+    """What a character reference or escape stands for, and how many of the token's
+    characters it used (a name without ``;`` may be a prefix: ``&ltfoo``)."""
+    whole = token.group()
     entity, escape = token.group("entity"), token.group("escape")
     if escape is not None:
-        return _char(int(escape[1:], 16)) or token.group()
+        return _char(int(escape[1:], 16)) or whole, len(whole)
     if entity is None:
-        return token.group()
+        return whole, len(whole)
     if entity.startswith(("#x", "#X")):
-        return _char(int(entity[2:], 16)) or token.group()
+        return _char(int(entity[2:], 16)) or whole, len(whole)
     if entity.startswith("#"):
-        return _char(int(entity[1:])) or token.group()
-    return html5.get(entity + ";") or html5.get(entity.lower() + ";") or token.group()
+        return _char(int(entity[1:])) or whole, len(whole)
+    named = html5.get(entity + ";") or html5.get(entity.lower() + ";")
+    if named:
+        return named, len(whole)
+    before = len(whole) - len(entity) - whole.endswith(";")  # '&' and any 'amp;'
+    for size in range(len(entity) - 1, 1, -1):  # the legacy names that need no ';'
+        legacy = html5.get(entity[:size]) or html5.get(entity[:size].lower())
+        if legacy:
+            return legacy, before + size
+    return whole, len(whole)
 
 
 def _char(codepoint: int) -> str:
