@@ -90,7 +90,10 @@ def _check_json(value: T) -> T:
 
 
 # Stored text: refused with a message naming the field when it holds NUL or a lone surrogate.
-Text = Annotated[str, BeforeValidator(_check_text)]
+# Bounded text puts the bound first, so pydantic reports it in characters:
+# ``Annotated[str, Field(max_length=64), STORABLE]``.
+STORABLE = BeforeValidator(_check_text)
+Text = Annotated[str, STORABLE]
 # A JSON object stored as is (a handoff's content): every key and string inside is Text.
 JsonObject = Annotated[dict[str, Any], AfterValidator(_check_json)]
 # A SQLite row id, version or cursor.

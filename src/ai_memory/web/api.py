@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ai_memory import __version__
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.kinds import Kind, Tier
-from ai_memory.core.validate import SqlId, Text
+from ai_memory.core.validate import STORABLE, SqlId, Text
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
 from ai_memory.store.counts import counts
@@ -26,7 +26,7 @@ class PageWrite(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     body: Text
-    title: Text | None = Field(None, max_length=200)
+    title: Annotated[str, Field(max_length=200), STORABLE] | None = None
     kind: Kind | None = None
     tier: Tier | None = None
     tags: list[Text] | None = None

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import Scope
-from ai_memory.core.validate import JsonObject, SqlId, Text
+from ai_memory.core.validate import STORABLE, JsonObject, SqlId, Text
 from ai_memory.hooks import handoffs as handoff_ops
 from ai_memory.hooks.observations import recent_sessions, session_observations
 from ai_memory.hooks.service import HookService
@@ -28,6 +28,10 @@ def get_hooks(request: Request) -> HookService:
 
 
 HooksDep = Annotated[HookService, Depends(get_hooks)]
+Summary = Annotated[str, Field(min_length=1, max_length=handoff_ops.MAX_SUMMARY_CHARS), STORABLE]
+Agent = Annotated[str, Field(max_length=64), STORABLE]
+SessionId = Annotated[str, Field(max_length=100), STORABLE]
+Cwd = Annotated[str, Field(max_length=4096), STORABLE]
 _ACCEPTED = b'{"status":"accepted","duplicate":false}'
 _DUPLICATE = b'{"status":"accepted","duplicate":true}'
 
@@ -70,13 +74,13 @@ class HandoffOpen(BaseModel):
 
     workspace: str | None = None
     project: str
-    summary: Text = Field(min_length=1, max_length=handoff_ops.MAX_SUMMARY_CHARS)
+    summary: Summary
     next_steps: list[Text] | Text | None = None
     open_questions: list[Text] | Text | None = None
     content: JsonObject | None = None
-    agent: Text | None = Field(None, max_length=64)
-    session_id: Text | None = Field(None, max_length=100)
-    cwd: Text | None = Field(None, max_length=4096)
+    agent: Agent | None = None
+    session_id: SessionId | None = None
+    cwd: Cwd | None = None
 
 
 class HandoffAccept(BaseModel):
@@ -85,9 +89,9 @@ class HandoffAccept(BaseModel):
     workspace: str | None = None
     project: str
     id: SqlId | None = None
-    agent: Text | None = Field(None, max_length=64)
-    session_id: Text | None = Field(None, max_length=100)
-    cwd: Text | None = Field(None, max_length=4096)
+    agent: Agent | None = None
+    session_id: SessionId | None = None
+    cwd: Cwd | None = None
 
 
 class SessionFinalize(BaseModel):
@@ -95,8 +99,8 @@ class SessionFinalize(BaseModel):
 
     workspace: str | None = None
     project: str
-    agent: Text | None = Field(None, max_length=64)
-    session_id: Text | None = Field(None, max_length=100)
+    agent: Agent | None = None
+    session_id: SessionId | None = None
 
 
 @router.post("/api/v1/handoffs", status_code=201)
