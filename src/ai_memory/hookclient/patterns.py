@@ -31,9 +31,9 @@ class Secret(NamedTuple):
     re_pattern: str | None = None
 
 
-# An optional quote, escaped up to twice (``"``, ``\"``, ``\\\"``): keys inside JSON and
-# inside JSON that was itself put in a JSON string.
-_Q = r"(?:\\{0,3}[\"'])?"
+# An optional quote, however often escaped (``"``, ``\"``, ``\\\"``…): keys inside JSON,
+# and inside JSON that was itself put in a JSON string, and so on.
+_Q = r"(?:\\{0,15}[\"'])?"
 _SEP = r"\s{0,4}(?::=|=>|[:=])\s{0,4}"
 # A value: no quote, space or separator ends it (an escaped quote ``\"`` does), and it
 # cannot start with ``--`` (so ``private_key: "-----BEGIN`` is left to the PEM pattern).
