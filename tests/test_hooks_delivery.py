@@ -105,7 +105,7 @@ def lost_answer_claim(server: ServerProcess, params: dict[str, str]) -> None:
     query = "&".join(f"{k}={v}" for k, v in params.items())
     with socket.create_connection(("127.0.0.1", server.port)) as sock:
         request = (
-            f"GET /handoff?{query} HTTP/1.1\r\nHost: x\r\n"
+            f"GET /handoff?{query} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             f"Authorization: Bearer {server.token}\r\nConnection: close\r\n\r\n"
         )
         sock.sendall(request.encode())
