@@ -23,7 +23,6 @@ from ai_memory.retrieval.models import (
     SearchResponse,
     StreamExplain,
     StreamSummary,
-    Turn,
 )
 from ai_memory.retrieval.query import PreparedQuery, prepare
 from ai_memory.retrieval.scope import SearchScope
@@ -40,6 +39,7 @@ from ai_memory.retrieval.streams.graph import graph_stream
 from ai_memory.retrieval.streams.history import history_stream
 from ai_memory.retrieval.streams.lexical import cjk_stream, fts_stream
 from ai_memory.retrieval.terms import TermStats
+from ai_memory.retrieval.turns import session_turns
 
 META = """
 SELECT id, workspace, project, path, version, is_latest, title, kind, tier, tags, pinned,
@@ -54,7 +54,6 @@ HAS_PAGES = "SELECT 1 FROM pages WHERE workspace = ? AND project = ? AND is_late
 GRAPH_SEEDS = 5
 GLOBAL_LIMIT = 5
 RAW_SNIPPET_WORDS = 40
-TURN_WORDS = 40
 
 
 class VectorStream(Protocol):
@@ -242,7 +241,7 @@ class Engine:
             for r in conn.execute(BODIES.format(marks=",".join("?" * len(top_ids))), top_ids)
         }
         terms = list(query.words)
-        turns = _turns(conn, [fused[int(s[2]["id"])] for s in top], terms)
+        turns = session_turns(conn, [fused[int(s[2]["id"])] for s in top], terms)
         hits = []
         for score, pinned, row, factor, parts in top:
             entry = fused[int(row["id"])]
@@ -300,31 +299,6 @@ def _snippet(stored: tuple[str, str] | None, terms: list[str]) -> str:
         return ""
     body, frontmatter = stored
     return snippet(body, terms, json.loads(frontmatter))
-
-
-def _turns(
-    conn: sqlite3.Connection, entries: list[Fused], terms: list[str]
-) -> dict[int, list[Turn]]:
-    """The best matching turns of each session hit, each cut around the query's words."""
-    wanted: dict[int, list[Observation]] = {}
-    for entry in entries:
-        for c in entry.streams.values():
-            if c.detail.get("turns"):
-                wanted[entry.page_id] = c.detail["turns"]
-    bodies = observation_bodies(conn, [obs.id for found in wanted.values() for obs in found])
-    return {
-        page_id: [
-            Turn(
-                observation_id=obs.id,
-                session_id=obs.session_id,
-                kind=obs.kind,
-                created_at=obs.created_at,
-                snippet=snippet(bodies.get(obs.id, ""), terms, {}, window=TURN_WORDS),
-            )
-            for obs in found
-        ]
-        for page_id, found in wanted.items()
-    }
 
 
 def _has_pages(conn: sqlite3.Connection, scope: Any) -> bool:

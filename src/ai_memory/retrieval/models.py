@@ -92,6 +92,9 @@ class Turn(BaseModel):
     kind: str
     created_at: str
     snippet: str
+    follows: int | None = Field(
+        None, description="the matching turn this one replies to (shown for its answer)"
+    )
 
 
 class Hit(BaseModel):

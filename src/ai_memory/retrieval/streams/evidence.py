@@ -41,7 +41,7 @@ ORDER BY rowid DESC LIMIT 1 OFFSET ?
 """
 PREFILTER = 10
 WINDOW = 1000
-TURNS = 3  # the best matching turns a session hit carries
+TURNS = 2  # the best matching turns a session hit carries (each with its reply)
 
 BODIES = "SELECT id, body FROM observations WHERE id IN ({marks})"
 
@@ -126,7 +126,8 @@ def evidence_stream(
     """Sessions ranked by their best matching turn; each carries its best few turns."""
     turns: dict[tuple[str, str, str], list[Observation]] = {}
     for obs in observations:
-        found = turns.setdefault((obs.workspace, obs.project, f"sessions/{obs.session_id}.md"), [])
+        key = (obs.workspace, obs.project, f"sessions/{obs.session_id}.md")
+        found = turns.setdefault(key, [])
         if len(found) < TURNS:
             found.append(obs)
     if not turns:

@@ -1,0 +1,87 @@
+"""The turns a session hit shows: its best matching turns, each followed by its reply.
+
+A turn that matches the query's words is often the question, and the turn
+after it (the other speaker's answer, the tool call and its output) holds
+what was asked for; so each matching turn brings the next turn of its
+session along, marked with ``follows``. Session start and end events are
+never shown as replies.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from ai_memory.retrieval.fusion import Fused
+from ai_memory.retrieval.models import Turn
+from ai_memory.retrieval.snippets import snippet
+from ai_memory.retrieval.streams.evidence import Observation
+
+TURN_WORDS = 40  # words of a turn's snippet
+
+BODIES = "SELECT id, body FROM observations WHERE id IN ({marks})"
+
+# The next turn of the same session (observations_session leads with these columns).
+REPLIES = """
+SELECT t.id AS after, n.id, n.session_id, n.kind, n.created_at, n.body
+FROM observations t JOIN observations n ON n.id = (
+    SELECT o.id FROM observations o
+    WHERE o.workspace = t.workspace AND o.project = t.project AND o.session_id = t.session_id
+        AND o.id > t.id AND o.kind NOT IN ('session-start', 'session-end')
+    ORDER BY o.id LIMIT 1
+)
+WHERE t.id IN ({marks})
+"""
+
+
+def session_turns(
+    conn: sqlite3.Connection, entries: list[Fused], terms: list[str]
+) -> dict[int, list[Turn]]:
+    """page id -> the turns to show for each session hit among ``entries``."""
+    matched: dict[int, list[Observation]] = {}
+    for entry in entries:
+        for c in entry.streams.values():
+            if c.detail.get("turns"):
+                matched[entry.page_id] = c.detail["turns"]
+    ids = [obs.id for found in matched.values() for obs in found]
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    bodies = {int(r["id"]): r["body"] for r in conn.execute(BODIES.format(marks=marks), ids)}
+    replies = {int(r["after"]): r for r in conn.execute(REPLIES.format(marks=marks), ids)}
+    out: dict[int, list[Turn]] = {}
+    for page_id, found in matched.items():
+        shown: dict[int, Turn] = {}
+        for obs in found:
+            shown.setdefault(
+                obs.id,
+                _turn(
+                    obs.id, obs.session_id, obs.kind, obs.created_at, bodies.get(obs.id, ""), terms
+                ),
+            )
+            reply = replies.get(obs.id)
+            if reply is not None and int(reply["id"]) not in shown:
+                turn = _turn(
+                    int(reply["id"]),
+                    reply["session_id"],
+                    reply["kind"],
+                    reply["created_at"],
+                    reply["body"],
+                    terms,
+                )
+                turn.follows = obs.id
+                shown[turn.observation_id] = turn
+        out[page_id] = list(shown.values())
+    return out
+
+
+def _turn(
+    observation_id: int, session_id: str, kind: str, created_at: Any, body: str, terms: list[str]
+) -> Turn:
+    return Turn(
+        observation_id=observation_id,
+        session_id=session_id,
+        kind=kind,
+        created_at=str(created_at),
+        snippet=snippet(body, terms, {}, window=TURN_WORDS),
+    )
