@@ -71,7 +71,8 @@ def test_a_previous_release_data_dir_is_backed_up_then_carried_forward(tmp_path:
         assert [s["session_id"] for s in sessions["sessions"]] == ["old-1"]
         assert [o["body"] for o in observed["observations"]] == ["migrate the cart table"]
         assert [h["summary"] for h in handoffs["handoffs"]] == ["finish the cart migration"]
-        status = run_cli("status", "--server", server.url, "--json", data_dir=data_dir)
+        home = clean_env(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"))
+        status = run_cli("status", "--server", server.url, "--json", data_dir=data_dir, env=home)
         assert status.returncode == 0, status.stderr
         install = json.loads(status.stdout)["install"]
         assert install["code_schema"] == install["database_schema"] == SCHEMA_VERSION
@@ -105,7 +106,8 @@ def test_a_database_from_a_newer_release_is_refused_and_left_alone(data_dir: Pat
     assert message.encode() in served.stderr
     assert b"upgrade ai-memory or restore a backup" in served.stderr
     assert b"Traceback" not in served.stderr
-    status = run_cli("status", data_dir=data_dir, env=clean_env(HOME=str(data_dir)))
+    home = clean_env(HOME=str(data_dir), XDG_CONFIG_HOME=str(data_dir / "config"))
+    status = run_cli("status", data_dir=data_dir, env=home)
     assert b"the database is newer than this release" in status.stdout
     with pytest.raises(SchemaTooNew):
         prepare_upgrade(db, data_dir / "backups")
