@@ -187,3 +187,11 @@ def test_setup_with_service_installs_it_and_says_it_cannot_start_it_here(
     skipped = run_cli(*args, "--no-service", data_dir=server.data_dir, env=home, cwd=checkout)
     assert skipped.returncode == 0, skipped.stderr
     assert not unit.exists()
+
+
+def test_install_refuses_a_data_dir_that_was_never_initialised(
+    tmp_path: Path, home: dict[str, str]
+) -> None:
+    done = run_cli("service", "install", data_dir=tmp_path / "nothing-here", env=home)
+    assert done.returncode == 1 and b"run `ai-memory init` first" in done.stderr
+    assert not unit_file(tmp_path).exists()

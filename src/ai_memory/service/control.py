@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ai_memory.core.errors import NoServiceManager
+from ai_memory.core.errors import NoServiceManager, NotInitialised
 from ai_memory.service.digest import FileState, check
 from ai_memory.service.files import Written, read_unit, remove_unit, require_removable, write_unit
 from ai_memory.service.manager import Manager, Runner, manager_for, run_command
@@ -77,6 +77,8 @@ class Service:
 
     def install(self, *, force: bool = False) -> Installed:
         """Write the file (a second install finds it unchanged), then enable and start it."""
+        if not self.spec.config_file.exists():
+            raise NotInitialised(f"{self.data_dir} is not initialised; run `ai-memory init` first")
         written = write_unit(self.path, render(self.spec), force=force)
         manager, reason = self.unavailable()
         if manager is None:
