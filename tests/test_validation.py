@@ -11,8 +11,12 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from mcp.shared.exceptions import MCPError
+from starlette.testclient import TestClient
 
+from ai_memory.core.errors import InvalidInput
+from ai_memory.web.errors import install_error_handlers
 from tests.conftest import ServerProcess
 from tests.mcp_support import connect, data, module_server
 from tests.pinned_pages import PAGES_URL, PROJECT, Snapshot, snapshot, write_pinned
@@ -247,3 +251,27 @@ def test_a_lone_surrogate_over_mcp_is_refused_before_any_tool_runs(
         )
         assert 400 <= answer.status_code < 500, answer.text
         assert answer.json()["error"]["code"] in (-32700, -32602), answer.text
+
+
+def test_errors_always_render_and_a_bug_costs_one_answer_not_the_connection() -> None:
+    """A message echoing a lone surrogate still encodes; an unexpected exception is
+    answered inside the app (the test client re-raises anything that escapes it)."""
+    app = FastAPI()
+    install_error_handlers(app)
+
+    @app.get("/echo")
+    async def echo() -> None:
+        raise InvalidInput("bad text \ud800 here")
+
+    @app.get("/bug")
+    async def bug() -> None:
+        raise RuntimeError("a bug")
+
+    with TestClient(app) as http:
+        echoed = http.get("/echo")
+        assert echoed.status_code == 400
+        assert echoed.json()["message"] == "bad text \\ud800 here"
+        for _ in range(2):
+            answer = http.get("/bug")
+            assert answer.status_code == 500
+            assert answer.json() == {"error": "internal", "message": "internal error: RuntimeError"}
