@@ -5,7 +5,6 @@ byte-identical."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -225,32 +224,54 @@ def test_nul_names_and_long_segments_are_refused_over_mcp(
     assert data(asyncio.run(_call(srv, "memory_recent", {"project": PROJECT})))["pages"]
 
 
-def test_a_lone_surrogate_over_mcp_is_refused_before_any_tool_runs(
-    srv: ServerProcess, client: httpx.Client
+MCP_FIELDS = {
+    "memory_write_page": {
+        "title": f'"{SURROGATE}"',
+        "tags": f'["ok", "{SURROGATE}"]',
+        "entities": f'["{SURROGATE}"]',
+        "expires_at": f'"2030-01-01{SURROGATE}"',
+        "body": f'"text {SURROGATE}"',
+    },
+    "memory_handoff_begin": {
+        "summary": f'"{SURROGATE}"',
+        "next_steps": f'["{SURROGATE}"]',
+        "open_questions": f'["{SURROGATE}"]',
+        "shared": f'["a", "b{SURROGATE}"]',
+    },
+    "memory_read_session_observations": {"session_id": f'"{SURROGATE}"'},
+    "memory_query": {"query": f'"{SURROGATE}"'},
+}
+
+
+@pytest.mark.parametrize(
+    ("tool", "field"), [(tool, field) for tool, fields in MCP_FIELDS.items() for field in fields]
+)
+def test_a_lone_surrogate_over_mcp_is_refused_naming_the_argument(
+    client: httpx.Client, tool: str, field: str
 ) -> None:
-    """JSON-RPC parsing already refuses the escape (parse error); nothing is written."""
-    for args in (
-        {"path": "decisions/db.md", "body": "x", "title": SURROGATE},
-        {"path": "notes/new.md", "body": f"a{SURROGATE}"},
-    ):
-        fields = ", ".join(
-            f'"{k}": "{v}"' if SURROGATE in v else f'"{k}": {json.dumps(v)}'
-            for k, v in {"project": PROJECT, **args}.items()
-        )
-        call = (
-            '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", '
-            f'"params": {{"name": "memory_write_page", "arguments": {{{fields}}}}}}}'
-        )
-        answer = client.post(
-            "/mcp",
-            content=call.encode(),
-            headers={
-                "content-type": "application/json",
-                "accept": "application/json, text/event-stream",
-            },
-        )
-        assert 400 <= answer.status_code < 500, answer.text
-        assert answer.json()["error"]["code"] in (-32700, -32602), answer.text
+    """Sent as the JSON escape, which no MCP client library can produce, so as raw JSON-RPC."""
+    base = {
+        "memory_write_page": '"path": "decisions/db.md", "body": "x"',
+        "memory_handoff_begin": '"summary": "s"',
+    }.get(tool, "")
+    arguments = ", ".join(
+        part
+        for part in (f'"project": "{PROJECT}"', base, f'"{field}": {MCP_FIELDS[tool][field]}')
+        if part
+    )
+    call = (
+        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", '
+        f'"params": {{"name": "{tool}", "arguments": {{{arguments}}}}}}}'
+    )
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    answer = client.post("/mcp", content=call.encode(), headers=headers)
+    assert answer.status_code == 200, answer.text
+    reply = answer.json()
+    assert reply["id"] == 7 and reply["error"]["code"] == -32602, reply
+    assert f"invalid argument '{field}" in reply["error"]["message"], reply
+    assert "lone surrogate U+D800" in reply["error"]["message"]
+    listed = client.get("/api/v1/handoffs", params={"project": PROJECT}).json()["handoffs"]
+    assert [h["summary"] for h in listed] == ["s"]
 
 
 def test_errors_always_render_and_a_bug_costs_one_answer_not_the_connection() -> None:

@@ -11,6 +11,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, InputRequiredResult
 from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
+from starlette.routing import Route
 
 from ai_memory import __version__
 from ai_memory.mcp import tools_query, tools_read, tools_sessions, tools_status, tools_write
@@ -18,6 +19,7 @@ from ai_memory.mcp.args import check_text_arguments
 from ai_memory.mcp.deps import Ctx, ToolDeps
 from ai_memory.mcp.errors import invalid_params
 from ai_memory.mcp.instructions import server_instructions
+from ai_memory.mcp.wire_check import RefuseUnstorableArguments
 from ai_memory.runtime import Runtime
 
 MCP_PATH = "/mcp"
@@ -82,4 +84,7 @@ def mount(app: Any, server: MemoryServer) -> None:
         json_response=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+    for route in sub.routes:
+        if isinstance(route, Route) and route.path == MCP_PATH:
+            route.app = RefuseUnstorableArguments(route.app)
     app.router.routes.extend(sub.routes)
