@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
 from ai_memory.core.errors import ConfigError
+from ai_memory.hookclient.patterns import cut_at_token
+from ai_memory.hookclient.redact import redact as client_redact
+from ai_memory.hookclient.redact import redact_payload
+from ai_memory.hookclient.sessionid import safe_session_id
 from ai_memory.hooks.aliases import normalise
+from ai_memory.hooks.ingest import parse_event
 from ai_memory.hooks.sanitize import (
     EXCERPT_CAP,
     PROMPT_CAP,
@@ -228,3 +234,81 @@ def test_a_sealed_observation_cannot_be_copied_with_new_text(sanitizer: Sanitize
         dataclasses.replace(obs, body="API_TOKEN=unsanitised")
     with pytest.raises((TypeError, ValueError)):
         dataclasses.replace(obs, body="x", seal=object())
+
+
+# -- linear time, shared patterns, every field ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["token" * 13107, "password" * 8192, "a." * 32000 + "://", "api_key_" * 8000 + '"'],
+    ids=["token", "password", "scheme", "assignment"],
+)
+def test_hostile_text_is_cleaned_by_both_engines(sanitizer: Sanitizer, text: str) -> None:
+    """Each of these once took seconds to minutes; the result is what matters here."""
+    cleaned = sanitizer.clean(text, PROMPT_CAP)
+    assert len(cleaned.encode()) <= PROMPT_CAP
+    assert client_redact(text) == text  # no secret in it: left alone
+
+
+def test_a_tool_name_is_cut_before_it_is_scanned(sanitizer: Sanitizer) -> None:
+    long = normalise("claude-code", "PostToolUse", {"tool_name": "token" * 16000})
+    assert sanitizer.observation(long, "s").tool_name is None
+    spaced = normalise("claude-code", "PostToolUse", {"tool_name": "mcp tool " * 9000})
+    name = sanitizer.observation(spaced, "s").tool_name
+    assert name is not None and len(name) <= 100
+
+
+def test_configured_patterns_must_compile_under_re2() -> None:
+    for bad in (r"(?<=key:)\w+", r"(a)\1", r"(?=x)y"):
+        with pytest.raises(ConfigError, match="RE2"):
+            Sanitizer([bad])
+    kept = Sanitizer([r"(?P<k>ticket=)(?P<v>T-\d+)"])
+    assert kept.clean("see ticket=T-991 now", 100) == f"see ticket={REDACTED} now"
+
+
+def test_a_session_id_holding_a_secret_becomes_a_derived_id(sanitizer: Sanitizer) -> None:
+    secret = "ghp_" + "k3Y9" * 9
+    derived = sanitizer.session_id(secret)
+    assert derived is not None and derived.startswith("s-") and "k3Y9" not in derived
+    assert sanitizer.session_id(secret) == derived == safe_session_id(secret)
+    assert sanitizer.session_id("  plain session/42 ") == "plain-session-42"
+    event = normalise("claude-code", "UserPromptSubmit", {"prompt": "hi"})
+    params = {"agent": "claude-code", "project": "p", "session_id": secret}
+    parsed = parse_event(params, {"session_id": secret}, sanitizer)
+    assert parsed.observation.session_id == derived
+    assert sanitizer.observation(event, derived).session_id == derived
+
+
+def test_secrets_in_json_and_escaped_json_are_redacted(sanitizer: Sanitizer) -> None:
+    pem = (
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"
+    )
+    texts = {
+        "MIIEvQIBADANBgkq": json.dumps({"private_key": pem}),
+        "hunter2hunter2": json.dumps(json.dumps({"password": "hunter2hunter2"})),
+        "s3cr3t-v4lue": '{\\"api_key\\": \\"s3cr3t-v4lue\\"}',
+    }
+    for needle, text in texts.items():
+        for cleaned in (sanitizer.clean(text, PROMPT_CAP), client_redact(text)):
+            assert needle not in cleaned and REDACTED in cleaned
+
+
+def test_the_hook_client_redacts_every_string_key_and_credential_field() -> None:
+    payload = {
+        "prompt": "use sk-proj-" + "A1" * 12,
+        "tool_input": {"password": "short", "env": {"GITHUB_TOKEN": "abc"}, "n": 3},
+        "ghp_" + "Z9" * 18: True,
+        "list": ["xoxb-1234567890-abcdefghijkl"],
+    }
+    cleaned = redact_payload(payload)
+    text = json.dumps(cleaned)
+    assert "A1A1A1" not in text and "short" not in text and "Z9Z9" not in text
+    assert "abcdefghijkl" not in text and '"abc"' not in text
+    assert cleaned["tool_input"]["n"] == 3
+
+
+def test_cutting_at_a_token_is_plain_string_work() -> None:
+    assert cut_at_token("abc def", 10) == "abc def"
+    assert cut_at_token("abc defghij", 6) == "abc "
+    assert cut_at_token("x" * 100, 10) == ""

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+import anyio
 import anyio.to_thread
 
 from ai_memory.core.clock import iso, utc_now
@@ -36,6 +37,9 @@ from ai_memory.hooks.sessions import (
 from ai_memory.runtime import Runtime
 
 MAX_BATCH = 256
+# Threads sanitizing at once: about the cores there are. More would only queue for the
+# interpreter lock, and the event loop (every other request) with them.
+SANITIZE_THREADS = 2
 _DIGITS = re.compile(r"[0-9]{1,5}")
 # Sessions that continue (not start afresh) take no new handoff.
 NO_NEW_CLAIM = frozenset({"compact", "resume"})
@@ -62,6 +66,7 @@ class HookService:
         self.finisher = SessionFinisher(runtime.wiki, recent_limit=settings.page_observations)
         self.limit = settings.queue_size
         self.in_flight = 0
+        self.cpu = anyio.CapacityLimiter(SANITIZE_THREADS)
 
     def start(self) -> None:
         """Start the follow-up worker and queue pages a crash left unwritten."""
@@ -87,7 +92,9 @@ class HookService:
         Parsing and sanitizing are CPU work: they run in a worker thread, so a hostile
         payload never holds up the event loop (and every other request with it).
         """
-        event = await anyio.to_thread.run_sync(parse_event, params, body, self.sanitizer)
+        event = await anyio.to_thread.run_sync(
+            parse_event, params, body, self.sanitizer, limiter=self.cpu
+        )
         (outcome,) = await self._store([event])
         self._follow_up(event, outcome)
         return outcome
@@ -99,7 +106,7 @@ class HookService:
         if len(items) > MAX_BATCH:
             raise InvalidInput(f"a batch holds at most {MAX_BATCH} items, got {len(items)}")
         results: list[ItemResult | None] = [None] * len(items)
-        parsed = await anyio.to_thread.run_sync(self._parse_items, items, results)
+        parsed = await anyio.to_thread.run_sync(self._parse_items, items, results, limiter=self.cpu)
         if parsed:
             try:
                 outcomes = await self._store([event for _, event in parsed])
@@ -194,7 +201,7 @@ class HookService:
         never have reached the agent). A session resumed or compacted claims nothing new.
         """
         agent, cwd, scope = await anyio.to_thread.run_sync(
-            common_params, params, {}, self.sanitizer
+            common_params, params, {}, self.sanitizer, limiter=self.cpu
         )
         session_id = given_session_id(params, self.sanitizer)
         budget = _budget(params.get("budget"), self.runtime.config.hooks.brief_chars)
