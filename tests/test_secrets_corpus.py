@@ -169,6 +169,13 @@ def _send_handoffs(server: ServerProcess) -> None:
             answer = client.post("/api/v1/handoffs", json=body)
             assert answer.status_code == 201, answer.text
             assert not _leaks(answer.text)
+        # Claimed by an agent and a session whose names hold secrets: stored replaced.
+        for _, text, _ in CORPUS:
+            if len(text) <= 64:
+                claim = {**PROJECT, "agent": text, "session_id": text}
+                answer = client.post("/api/v1/handoffs/accept", json=claim)
+                assert answer.status_code == 200, answer.text
+                assert not _leaks(answer.text)
 
     async def through_mcp() -> None:
         async with connect(server) as mcp:

@@ -248,22 +248,22 @@ async def begin_handoff(
     """
     summary = _check_summary(summary)
     _content_json(content)  # refused as sent (too big, not JSON), before redaction
-    sanitizer = Sanitizer(redact_patterns)  # compiled patterns are cached by RE2
     clean = await anyio.to_thread.run_sync(
-        _sanitized, sanitizer, summary, content, from_agent, from_session, cwd
+        _sanitized, redact_patterns, summary, content, from_agent, from_session, cwd
     )
     command = open_command(scope, origin="manual", **clean)
     return await writer.run(command, timeout=timeout)
 
 
 def _sanitized(
-    sanitizer: Sanitizer,
+    redact_patterns: Sequence[str],
     summary: str,
     content: Mapping[str, Any] | None,
     from_agent: str | None,
     from_session: str | None,
     cwd: str | None,
 ) -> dict[str, Any]:
+    sanitizer = Sanitizer(redact_patterns)  # RE2 caches the compiled patterns
     tree = sanitizer.tree(dict(content or {}), MAX_CONTENT_CHARS)
     return {
         "summary": sanitizer.clean(summary, MAX_SUMMARY_CHARS * 4),
@@ -303,6 +303,7 @@ async def accept_handoff(
     Returns ``{"result": "claimed" | "consumed_by_hook" | "none_pending", "handoff": …}``;
     ``consumed_by_hook`` means the session-start hook already delivered it.
     """
+    agent, session_id = await anyio.to_thread.run_sync(_claimant, agent, session_id)
     command = claim_command(
         scope, agent=agent, session_id=session_id, cwd=cwd, via="api", handoff_id=handoff_id
     )
@@ -325,6 +326,16 @@ async def cancel_handoff(
         return handoff_dict(updated.fetchone())
 
     return await writer.run(command, timeout=timeout)
+
+
+def _claimant(agent: str | None, session_id: str | None) -> tuple[str | None, str | None]:
+    """The claiming agent and session as stored: one holding a secret is replaced."""
+    sanitizer = Sanitizer()
+    if agent and sanitizer.holds_secret(agent):
+        agent = "redacted"
+    if session_id and sanitizer.holds_secret(session_id):
+        session_id = sanitizer.session_id(session_id)
+    return agent, session_id
 
 
 def _check_summary(summary: str) -> str:
