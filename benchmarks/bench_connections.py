@@ -9,17 +9,22 @@ app under stock uvicorn h11 as it was served before them) this prints:
   0.5 s) stay open, up to a 20 s cap;
 * how many of ``--sockets`` slow-loris sockets are still open after 10 s;
 * /healthz latency (new connection per request, p50/p95/max) with no other
-  sockets, then with ``--sockets`` idle sockets open.
+  sockets, with ``--sockets`` idle sockets open, and while ``--sockets``
+  clients keep asking for the project list as fast as they are answered
+  (what they got back: 200s and 503s).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -128,6 +133,66 @@ def latency(port: int, samples: int) -> str:
     )
 
 
+async def hammer(port: int, token: str, clients: int, stop: threading.Event) -> Counter[str]:
+    """``clients`` keep-alive connections asking for the project list until ``stop``."""
+    request = (
+        f"GET /api/v1/projects HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\r\n"
+    ).encode()
+    seen: Counter[str] = Counter()
+
+    async def one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """One request and its answer; False when the connection is done."""
+        writer.write(request)
+        status_line = await reader.readline()
+        if not status_line:
+            return False
+        length, close = 0, False
+        while (line := (await reader.readline()).lower()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            if name == b"content-length":
+                length = int(value)
+            close = close or (name == b"connection" and b"close" in value)
+        await reader.readexactly(length)
+        seen[status_line.split(b" ")[1].decode()] += 1
+        return not close
+
+    async def client() -> None:
+        while not stop.is_set():
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                seen["connect failed"] += 1
+                await asyncio.sleep(0.01)
+                continue
+            try:
+                while not stop.is_set() and await one(reader, writer):
+                    pass
+            except (OSError, asyncio.IncompleteReadError):
+                pass
+            seen["closed by server"] += not stop.is_set()
+            writer.close()
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return seen
+
+
+def under_load(server: Server, clients: int, samples: int) -> str:
+    stop = threading.Event()
+    result: list[Counter[str]] = []
+    thread = threading.Thread(
+        target=lambda: result.append(asyncio.run(hammer(server.port, server.token, clients, stop)))
+    )
+    thread.start()
+    time.sleep(2.0)
+    try:
+        measured = latency(server.port, samples)
+    finally:
+        stop.set()
+        thread.join()
+    answers = ", ".join(f"{n} x {status}" for status, n in sorted(result[0].items()))
+    return f"{measured}\n      the {clients} clients got: {answers}"
+
+
 def measure(name: str, server: Server, sockets: int, samples: int) -> None:
     print(f"== {name}")
     silent, slow = survival(server.port, dribble=False), survival(server.port, dribble=True)
@@ -142,6 +207,7 @@ def measure(name: str, server: Server, sockets: int, samples: int) -> None:
     finally:
         for sock in idle:
             sock.close()
+    print(f"  /healthz, {sockets} busy clients:  {under_load(server, sockets, samples)}")
 
 
 def main() -> None:

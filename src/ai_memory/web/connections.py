@@ -13,15 +13,21 @@ every real request 503. This subclass adds, per connection:
 and, across connections, a cap on how many are open: a new connection past it
 closes the one that has been idle (or stuck in its headers) the longest, so a
 flood of idle sockets makes room for real clients instead of locking them out.
+Only a connection idle for a moment (up to 1 s) is closed this way: busy
+keep-alive clients between two requests keep theirs. With none to close, the
+new one is still read (under the header deadline): ``GET /healthz`` is
+answered, anything else gets 503 and the connection closes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from uvicorn._types import ASGI3Application, ASGIReceiveCallable, ASGISendCallable, Scope
 from uvicorn.config import Config as UvicornConfig
 from uvicorn.protocols.http.flow_control import CLOSE_HEADER
 from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
@@ -30,6 +36,8 @@ from uvicorn.server import ServerState
 from ai_memory.config import ServerSettings
 
 log = logging.getLogger(__name__)
+
+HEALTH_PATH = "/healthz"
 
 Phase = Literal["headers", "body", "busy", "idle"]
 # A connection in one of these phases holds no request a handler is working on.
@@ -44,7 +52,6 @@ def _plain_answer(status: bytes, text: bytes) -> bytes:
     )
 
 
-REFUSED = _plain_answer(b"503 Service Unavailable", b"server at its connection limit; retry\n")
 TIMED_OUT = _plain_answer(b"408 Request Timeout", b"request headers not received in time\n")
 
 
@@ -54,6 +61,7 @@ class ConnectionLimits:
     body_timeout_s: float
     max_connections: int
     max_requests_per_connection: int
+    eviction_grace_s: float
 
     @classmethod
     def from_settings(cls, settings: ServerSettings) -> ConnectionLimits:
@@ -62,6 +70,8 @@ class ConnectionLimits:
             body_timeout_s=settings.body_timeout_s,
             max_connections=settings.max_connections,
             max_requests_per_connection=settings.max_requests_per_connection,
+            # A connection just opened or just answered is a live client's, not yet idle.
+            eviction_grace_s=min(1.0, settings.header_timeout_s / 2),
         )
 
 
@@ -149,7 +159,7 @@ class GuardedH11Protocol(H11Protocol):
         self.transport.close()
 
     def _make_room(self) -> None:
-        """Past the cap, close the longest-idle connection; with none idle, refuse this one."""
+        """Past the cap, close the longest-idle connection; with none idle, this one gets 503s."""
         peers = [
             c
             for c in self.connections
@@ -157,10 +167,46 @@ class GuardedH11Protocol(H11Protocol):
         ]
         if len(peers) <= self.limits.max_connections:
             return
-        idle = [c for c in peers if c is not self and c.phase in EVICTABLE]
+        now = self.loop.time()
+        idle = [
+            c
+            for c in peers
+            if c is not self
+            and c.phase in EVICTABLE
+            and now - c.phase_since >= self.limits.eviction_grace_s
+        ]
         if idle:
             min(idle, key=lambda c: c.phase_since).transport.close()
             return
-        log.warning("refusing a connection: %d open, all busy", len(peers) - 1)
-        self.transport.write(REFUSED)
-        self.transport.close()
+        log.warning("connection limit: %d open, all mid-request", len(peers) - 1)
+        self.app = OverCapacity(self.app, len(peers) - 1)  # read by uvicorn at each request
+
+
+class OverCapacity:
+    """What a connection past the cap gets: /healthz answered, anything else 503 and close."""
+
+    def __init__(self, app: ASGI3Application, open_connections: int) -> None:
+        self.app = app
+        self.open_connections = open_connections
+
+    async def __call__(
+        self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+    ) -> None:
+        if scope["type"] == "http" and scope["path"] == HEALTH_PATH:
+            await self.app(scope, receive, send)
+            return
+        message = f"the server is at its connection limit ({self.open_connections} open); retry"
+        body = json.dumps({"error": "busy", "message": message}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 503,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"retry-after", b"1"),
+                    CLOSE_HEADER,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body, "more_body": False})
