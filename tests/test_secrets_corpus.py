@@ -201,7 +201,7 @@ def _spool_while_down(server: ServerProcess, tmp_path: Path) -> None:
     dead = hook_env(server.data_dir, f"http://127.0.0.1:{free_port()}")
     for index, (_, text, _) in enumerate(CORPUS):
         payload = {
-            "session_id": f"spooled-{index}",
+            "session_id": text if index % 2 else f"spooled-{index}",
             "cwd": str(checkout),
             "hook_event_name": "PostToolUse",
             "prompt": text,
@@ -212,8 +212,15 @@ def _spool_while_down(server: ServerProcess, tmp_path: Path) -> None:
         out = io.StringIO()
         stdin = io.BytesIO(json.dumps(payload).encode())
         assert run(["--agent", "claude-code"], stdin=stdin, stdout=out, env=dead) == 0
+    # A missed session start leaves a marker named after the session: never the secret.
+    for _, text, _ in CORPUS[:8]:
+        start = {"session_id": text, "cwd": str(checkout), "hook_event_name": "SessionStart"}
+        stdin = io.BytesIO(json.dumps(start).encode())
+        assert run(["--agent", "claude-code"], stdin=stdin, stdout=io.StringIO(), env=dead) == 0
+    markers = list((server.data_dir / "spool" / "handoff-undelivered").iterdir())
+    assert len(markers) == 8 and not _leaks(" ".join(m.name for m in markers))
     spooled = list((server.data_dir / "spool").glob("*.json"))
-    assert len(spooled) == len(CORPUS)
+    assert len(spooled) == len(CORPUS) + 8
     assert not _leaks("\n".join(p.read_text() for p in spooled))
     live = hook_env(server.data_dir, server.url)
     drained = run_cli("hook-drain", data_dir=server.data_dir, env=live)
