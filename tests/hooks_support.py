@@ -25,7 +25,10 @@ def app_client(data_dir: Path, **settings: str) -> Iterator[TestClient]:
     config = Config.load(data_dir, env)
     token = read_token(config.token_file)
     app = create_app(config, token)
-    with TestClient(app, headers={"Authorization": f"Bearer {token}"}) as client:
+    # A loopback base URL: the server refuses any Host but its own.
+    with TestClient(
+        app, base_url="http://127.0.0.1", headers={"Authorization": f"Bearer {token}"}
+    ) as client:
         yield client
 
 
