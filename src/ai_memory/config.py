@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ai_memory import locate
+from ai_memory.config_lifecycle import DecaySettings, MaintenanceSettings, SessionsSettings
 from ai_memory.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -101,16 +102,6 @@ class WikiSettings(Section):
     watch: bool = Field(True, description="index pages edited by hand while the server runs")
     git_author: str = Field("ai-memory", description="author name of git checkpoints")
     git_email: str = Field("ai-memory@localhost", description="author email of git checkpoints")
-
-
-class DecaySettings(Section):
-    lambda_: float = Field(
-        0.02,
-        alias="lambda",
-        ge=0.0,
-        le=10.0,
-        description="daily decay rate of episodic pages that are not used",
-    )
 
 
 class HooksSettings(Section):
@@ -206,6 +197,14 @@ class Config(BaseModel):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     embeddings: EmbeddingsSettings = Field(default_factory=EmbeddingsSettings)
     hooks: HooksSettings = Field(default_factory=HooksSettings)
+    maintenance: MaintenanceSettings = Field(default_factory=MaintenanceSettings)
+    sessions: SessionsSettings = Field(default_factory=SessionsSettings)
+
+    @property
+    def idle_end_s(self) -> float:
+        """[sessions] idle_end_after_hours when set, else the older [hooks] idle_end_s."""
+        hours = self.sessions.idle_end_after_hours
+        return hours * 3600.0 if hours else self.hooks.idle_end_s
 
     # Layout of the data dir.
     @property
@@ -328,7 +327,7 @@ def render_default_config() -> str:
         "# Uncomment to change; any scalar can also be set by an AI_MEMORY_* environment",
         "# variable, '__' between section and key (AI_MEMORY_DECAY__LAMBDA=0.05).",
     ]
-    sections: dict[str, type[Section]] = {
+    sections: dict[str, type[BaseModel]] = {
         "server": ServerSettings,
         "store": StoreSettings,
         "wiki": WikiSettings,
@@ -337,6 +336,8 @@ def render_default_config() -> str:
         "embeddings": EmbeddingsSettings,
         "hooks": HooksSettings,
         "mcp": McpSettings,
+        "maintenance": MaintenanceSettings,
+        "sessions": SessionsSettings,
     }
     for name, model in sections.items():
         out += ["", f"[{name}]"]
@@ -355,4 +356,6 @@ def _toml_scalar(value: Any) -> str:
         return repr(value)
     if isinstance(value, list):
         return json.dumps(value)
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_scalar(v)}" for k, v in value.items()) + " }"
     return json.dumps(str(value))
