@@ -111,3 +111,22 @@ def test_backups_are_private(data_dir: Path, tmp_path: Path) -> None:
     assert mode(aside) == 0o700
     assert mode(data_dir / "db") == 0o700 and mode(data_dir / "db" / "memory.sqlite") == 0o600
     assert open_entries(data_dir / "wiki") == [] and open_entries(data_dir / "db") == []
+
+
+def test_a_reindex_outside_the_server_leaves_the_data_dir_private(data_dir: Path) -> None:
+    page = data_dir / "wiki" / "default" / "modes" / "concepts" / "b.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("# B\n\nwritten by hand\n", encoding="utf-8")
+    os.chmod(page, 0o600)
+    for folder in (page.parent, page.parent.parent, page.parent.parent.parent):
+        os.chmod(folder, 0o700)  # a hand edit made privately; what reindex creates is the test
+    result = run_cli("reindex", data_dir=data_dir)  # inherits the open umask of this test
+    assert result.returncode == 0, result.stderr
+    assert open_entries(data_dir) == []
+
+
+def test_the_spool_is_private_whatever_the_agents_umask(tmp_path: Path) -> None:
+    from ai_memory.hookclient import spool
+
+    written = spool.write(tmp_path / "spool", spool.new_ingest_key(), {"body": {"prompt": "x"}})
+    assert mode(written) == 0o600 and mode(written.parent) == 0o700

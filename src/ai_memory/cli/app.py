@@ -23,6 +23,7 @@ from ai_memory.cli.options import (
     Workspace,
     client_for,
     load_config,
+    load_config_owning,
     scope_for,
 )
 from ai_memory.cli.output import emit_json, err, out, styled, write_text
@@ -59,7 +60,7 @@ def init(data_dir: DataDir = None) -> None:
     """Create the data dir: config, token, wiki repository and database."""
     from ai_memory.maintenance.init import initialise
 
-    config = load_config(data_dir)
+    config = load_config_owning(data_dir)
     created = initialise(config)
     if not created:
         out.print(f"{config.data_dir} is already initialised; nothing changed.")
@@ -78,7 +79,7 @@ def reindex(data_dir: DataDir = None) -> None:
     from ai_memory.maintenance.lock import ServerLock
     from ai_memory.runtime import Runtime
 
-    config = load_config(data_dir)
+    config = load_config_owning(data_dir)
     with ServerLock(config.data_dir, operation="reindex"):
         runtime = Runtime.start(config, reconcile_wiki=False, embed=False)
         try:
@@ -107,7 +108,7 @@ def backup(
     """Back up the database and the wiki; safe while the server runs."""
     from ai_memory.maintenance.backup import backup as make_backup
 
-    target = make_backup(load_config(data_dir), to)
+    target = make_backup(load_config_owning(data_dir), to)
     out.print(f"backup written to {target}")
 
 
@@ -119,7 +120,7 @@ def restore(
     """Replace the database and wiki with a backup's (refused while a server runs)."""
     from ai_memory.maintenance.backup import restore as do_restore
 
-    aside = do_restore(load_config(data_dir), source)
+    aside = do_restore(load_config_owning(data_dir), source)
     out.print(f"restored from {source}; the previous data is kept in {aside}")
 
 

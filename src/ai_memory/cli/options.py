@@ -34,6 +34,14 @@ def load_config(data_dir: Path | None) -> Config:
     return Config.load(data_dir, os.environ)
 
 
+def load_config_owning(data_dir: Path | None) -> Config:
+    """The config of a command that writes the data dir itself: all it creates stays private."""
+    from ai_memory.maintenance.modes import private_umask
+
+    private_umask()
+    return load_config(data_dir)
+
+
 def client_for(config: Config, server: str | None) -> ApiClient:
     """The same server and token the hook client would use from this environment."""
     url = server or os.environ.get("AI_MEMORY_SERVER_URL") or config.server.url

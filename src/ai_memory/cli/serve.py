@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
@@ -31,7 +30,7 @@ def serve(
     """Serve the HTTP API (and MCP) until interrupted."""
     from ai_memory.maintenance.init import read_token
     from ai_memory.maintenance.lock import ServerLock
-    from ai_memory.maintenance.modes import secure_layout
+    from ai_memory.maintenance.modes import private_umask, secure_layout
     from ai_memory.server import check_bind, create_app, parse_bind, require_token, run
 
     config = load_config(data_dir)
@@ -39,7 +38,7 @@ def serve(
     config.server.bind = f"{host}:{port}"  # the app checks Host headers for the address it serves
     token = require_token(read_token(config.token_file), config.token_file)
     remote = check_bind(host, allow_remote)
-    os.umask(0o077)  # all the server and its git create (pages, objects, logs) stays private
+    private_umask()  # all the server and its git create (pages, objects, logs) stays private
     secure_layout(config)
     _configure_logging(config.logs_dir)
     lock = ServerLock(config.data_dir)

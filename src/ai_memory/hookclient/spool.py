@@ -32,7 +32,9 @@ def write(spool: Path, key: str, entry: dict[str, Any]) -> Path:
     spool.mkdir(parents=True, exist_ok=True, mode=0o700)
     target = spool / f"{key}{SUFFIX}"
     temp = spool / f".tmp-{key}"
-    with open(temp, "w", encoding="utf-8") as handle:
+    # 0600 from the first byte, whatever the agent's umask: the spool is captured text.
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as handle:
         json.dump(entry, handle, ensure_ascii=False, separators=(",", ":"))
     os.replace(temp, target)
     return target

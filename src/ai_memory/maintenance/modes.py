@@ -18,6 +18,15 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
+def private_umask() -> None:
+    """Files this process creates without an explicit mode (git's, SQLite's) stay private too.
+
+    For the commands that own the data dir for their run (serve, init, reindex,
+    backup, restore); never for commands that edit an agent's own files.
+    """
+    os.umask(0o077)
+
+
 def private_dir(path: Path) -> None:
     """Create ``path`` (and missing parents) and make it 0700."""
     path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
