@@ -136,3 +136,26 @@ def test_a_hostile_handoff_is_stored_redacted_while_healthz_answers(
 
     statuses = _while_healthz(server, [begin] * 4)
     assert statuses == [201] * 4
+
+
+def test_a_lone_surrogate_in_a_tool_name_is_stored_not_a_500(server: ServerProcess) -> None:
+    # JSON can spell a lone surrogate; the linear-time matcher reads UTF-8, which cannot.
+    raw = b'{"tool_name": "\\ud800", "tool_input": {"command": "ls \\udfff"}}'
+    batch = b'[{"params": %s, "body": %s}]' % (
+        b'{"project": "hostile", "agent": "claude-code", "event": "PostToolUse"}',
+        raw,
+    )
+    with server.client() as client:
+        single = client.post(
+            "/hook",
+            params=_hook("PostToolUse", "s-surrogate"),
+            content=raw,
+            headers={"content-type": "application/json"},
+        )
+        assert single.status_code == 202, single.text
+        many = client.post(
+            "/hook/batch", content=batch, headers={"content-type": "application/json"}
+        )
+        assert many.status_code == 200, many.text
+        assert [r["status"] for r in many.json()["results"]] == [202], many.text
+        assert client.get("/healthz").status_code == 200

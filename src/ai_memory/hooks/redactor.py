@@ -9,6 +9,7 @@ cannot run them (look-arounds, back-references).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +17,14 @@ import re2
 
 from ai_memory.core.errors import ConfigError
 from ai_memory.hookclient.patterns import SECRETS, kept_around
+
+# RE2 reads UTF-8, which cannot hold a lone surrogate (JSON's "\\ud800" can spell one).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, so any string can be scanned."""
+    return _SURROGATE.sub("\ufffd", text) if not text.isascii() else text
 
 
 class _Pass:
@@ -67,6 +76,7 @@ class Redactor:
         """``text`` with every secret replaced by ``[REDACTED]``; linear in its length."""
         if not text:
             return text
+        text = without_surrogates(text)
         lowered = text.lower()
         for one in self._passes:
             text = one.apply(text, lowered)

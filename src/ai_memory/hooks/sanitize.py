@@ -19,7 +19,7 @@ from ai_memory.hookclient.patterns import REDACTED, cut_at_token
 from ai_memory.hookclient.redact import redact_tree
 from ai_memory.hookclient.sessionid import MAX_RAW, safe_session_id
 from ai_memory.hooks.aliases import Normalised
-from ai_memory.hooks.redactor import Redactor
+from ai_memory.hooks.redactor import Redactor, without_surrogates
 
 __all__ = ["REDACTED", "SanitizedObservation", "Sanitizer", "cap_bytes", "precut"]
 
@@ -84,6 +84,7 @@ class Sanitizer:
         return self._redactor.redact(text)
 
     def holds_secret(self, text: str) -> bool:
+        text = without_surrogates(text)
         return self._redactor.redact(text) != text
 
     def clean(self, text: str, cap: int) -> str:
