@@ -22,9 +22,9 @@ from ai_memory.hooks.sanitize import SanitizedObservation, Sanitizer
 from ai_memory.store import pages
 
 PARAMS = ("event", "agent", "cwd", "workspace", "project", "session_id", "ingest_key")
-INGEST_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-SESSION_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
-AGENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+INGEST_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+AGENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 
 INSERT_OBSERVATION = """
 INSERT OR IGNORE INTO observations
@@ -69,7 +69,7 @@ def parse_event(
         raise InvalidInput("the hook body must be a JSON object")
     agent, cwd, scope = common_params(params, body, sanitizer)
     key = _param(params, "ingest_key")
-    if key is not None and not INGEST_KEY.match(key):
+    if key is not None and not INGEST_KEY.fullmatch(key):
         raise InvalidInput("ingest_key must be 1-64 characters of A-Z, a-z, 0-9, '_' or '-'")
     session_id = _session_id(params, body, agent, sanitizer, today)
     event = _param(params, "event")
@@ -86,7 +86,7 @@ def common_params(
 ) -> tuple[str, str | None, Scope]:
     """The agent, the (sanitized) cwd and the scope: checked alike for /hook and /handoff."""
     agent = _param(params, "agent") or "generic"
-    if not AGENT.match(agent):
+    if not AGENT.fullmatch(agent):
         raise InvalidInput(f"agent {agent[:80]!r} is not a valid agent name")
     if sanitizer.holds_secret(agent):
         agent = "redacted"
@@ -106,7 +106,7 @@ def given_session_id(params: Mapping[str, str], sanitizer: Sanitizer) -> str | N
     given = _param(params, "session_id")
     if given is None:
         return None
-    if not SESSION_ID.match(given):
+    if not SESSION_ID.fullmatch(given):
         raise InvalidInput(
             "session_id must be 1-100 characters of letters, digits, '_', '-' or '.'"
         )
@@ -224,7 +224,7 @@ def _session_id(
     found = pick(body, "session_id")
     if isinstance(found, str | int) and str(found).strip():
         cleaned = sanitizer.session_id(str(found))
-        if cleaned and SESSION_ID.match(cleaned):
+        if cleaned and SESSION_ID.fullmatch(cleaned):
             return cleaned
     day = (today or now_iso())[:10].replace("-", "")
     return f"{agent}-{day}"
