@@ -284,7 +284,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--observations", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--no-vectors", action="store_true")
+    parser.add_argument(
+        "--basic-memory",
+        metavar="PYTHON",
+        help="also time basic-memory (the python of its own venv) on the same notes and queries",
+    )
+    parser.add_argument("--side-size", type=int, default=1000, help="notes in the side-by-side")
     args = parser.parse_args(argv)
+    if args.basic_memory:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from benchmarks.side_by_side import run as side_by_side
+
+        rng = random.Random(args.side_size)
+        words, weights = vocabulary(random.Random(args.side_size))
+        corpus = page_texts(args.side_size, words, weights, rng)
+        side_by_side(args.basic_memory, corpus, queries(corpus, args.queries, rng))
+        return 0
     from ai_memory.llm.embeddings import available
 
     vectors = not args.no_vectors and available()

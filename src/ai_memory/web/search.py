@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
+from fastapi.responses import JSONResponse
 
 from ai_memory.retrieval.backfill import vector_status
 from ai_memory.retrieval.models import SearchRequest
@@ -34,7 +35,7 @@ async def search(
     as_of: str | None = None,
     pin_first: bool = False,
     explain: bool = False,
-) -> dict[str, Any]:
+) -> JSONResponse:
     request = SearchRequest.parse(
         {
             "query": q,
@@ -55,7 +56,8 @@ async def search(
         }
     )
     response = await run_search(runtime.retrieval, request)
-    return response.to_dict()
+    # Plain JSON types already: FastAPI's generic encoder would walk them again (~2 ms).
+    return JSONResponse(response.to_dict())
 
 
 @router.get("/embeddings")
