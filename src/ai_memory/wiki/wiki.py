@@ -212,8 +212,11 @@ class Wiki:
         return page_id
 
     def _delete_command(
-        self, ref: PageRef, expected_page_id: int | None, actor: str
+        self, ref: PageRef, expected_page_id: int | None, actor: str, action: str = "delete"
     ) -> Callable[[sqlite3.Connection], int]:
+        """The writer part of a removal; the forget sweep runs it as ``evict`` or ``expire``
+        (the file goes, the last version stays as the tombstone, git keeps the text)."""
+
         def command(conn: sqlite3.Connection) -> int:
             current = pages.latest(conn, ref)
             if current is None:
@@ -225,7 +228,7 @@ class Wiki:
                 conn,
                 now=now,
                 actor=actor,
-                action="delete",
+                action=action,
                 ref=ref,
                 detail={"page_id": current["id"]},
             )
@@ -233,6 +236,8 @@ class Wiki:
             return int(current["id"])
 
         return command
+
+    delete_command = _delete_command
 
     def _checkpoint(self, ref: PageRef, changed: bool) -> None:
         if changed and self.checkpointer is not None:
