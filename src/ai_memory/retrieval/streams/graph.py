@@ -14,17 +14,23 @@ from ai_memory.retrieval.streams import StreamHit, StreamResult
 
 SEEDS = "SELECT id, workspace, project, path FROM pages WHERE id IN ({marks})"
 
+# Two queries for all seeds together; per seed, neighbours come in identity order.
 OUTGOING = """
-SELECT DISTINCT p.id, p.workspace, p.project, p.path FROM links l INDEXED BY links_src
+SELECT DISTINCT l.src_id AS seed, p.id, p.workspace, p.project, p.path
+FROM links l INDEXED BY links_src
 JOIN pages p ON p.workspace = l.dst_workspace AND p.project = l.dst_project
     AND p.path = l.dst_path
-WHERE l.src_id = ? AND {where}
+WHERE l.src_id IN ({marks}) AND {where}
 ORDER BY p.workspace, p.project, p.path
 """
 
+# Each column IN its values searches links_dst by all three (a row-value IN scans it);
+# a pair of the cross product that is no seed is dropped when the rows are grouped.
 INCOMING = """
-SELECT DISTINCT p.id, p.workspace, p.project, p.path FROM links l JOIN pages p ON p.id = l.src_id
-WHERE l.dst_workspace = ? AND l.dst_project = ? AND l.dst_path = ? AND {where}
+SELECT DISTINCT l.dst_workspace, l.dst_project, l.dst_path, p.id, p.workspace, p.project, p.path
+FROM links l INDEXED BY links_dst JOIN pages p ON p.id = l.src_id
+WHERE l.dst_workspace IN ({workspaces}) AND l.dst_project IN ({projects})
+    AND l.dst_path IN ({paths}) AND {where}
 ORDER BY p.workspace, p.project, p.path
 """
 
@@ -37,23 +43,37 @@ def graph_stream(
         return StreamResult("graph", [])
     rows = conn.execute(SEEDS.format(marks=",".join("?" * len(seeds))), seeds).fetchall()
     by_id = {int(row["id"]): row for row in rows}
+    if not by_id:
+        return StreamResult("graph", [])
     where, params = page_filter.where()
+    found = list(by_id)
+    outgoing: dict[int, list[int]] = {}
+    sql = OUTGOING.format(marks=",".join("?" * len(found)), where=where)
+    for r in conn.execute(sql, (*found, *params)):
+        outgoing.setdefault(int(r["seed"]), []).append(int(r["id"]))
+    incoming: dict[tuple[str, str, str], list[int]] = {}
+    identities = {(r["workspace"], r["project"], r["path"]) for r in by_id.values()}
+    columns = [sorted({i[n] for i in identities}) for n in range(3)]
+    sql = INCOMING.format(
+        workspaces=",".join("?" * len(columns[0])),
+        projects=",".join("?" * len(columns[1])),
+        paths=",".join("?" * len(columns[2])),
+        where=where,
+    )
+    for r in conn.execute(sql, (*columns[0], *columns[1], *columns[2], *params)):
+        key = (r["dst_workspace"], r["dst_project"], r["dst_path"])
+        if key in identities:
+            incoming.setdefault(key, []).append(int(r["id"]))
     hits: dict[int, StreamHit] = {}
     seed_set = set(seeds)
     for rank, seed in enumerate(seeds, start=1):
         row = by_id.get(seed)
         if row is None:
             continue
-        edges = [("out", r) for r in conn.execute(OUTGOING.format(where=where), (seed, *params))]
-        edges += [
-            ("in", r)
-            for r in conn.execute(
-                INCOMING.format(where=where),
-                (row["workspace"], row["project"], row["path"], *params),
-            )
-        ]
-        for direction, neighbour in edges:
-            page_id = int(neighbour["id"])
+        key = (row["workspace"], row["project"], row["path"])
+        edges = [("out", n) for n in outgoing.get(seed, [])]
+        edges += [("in", n) for n in incoming.get(key, [])]
+        for direction, page_id in edges:
             if page_id in seed_set or page_id in hits:
                 continue
             edge = {"from": row["path"], "direction": direction, "seed_rank": rank}
