@@ -39,11 +39,17 @@ CHANGES = {
     "memory_handoff_begin": False,
     "memory_handoff_accept": False,
     "memory_handoff_cancel": True,
+    "memory_forget_sweep": True,
+    "memory_lint": False,
+    "memory_restore_page": False,
 }
 # A repeat with the same arguments has no further effect (checked by calling twice below):
 # the same body twice leaves one version; deleting or cancelling twice finds nothing more
 # to do. An append, a feedback vote, a handoff or a claim adds something every time.
-IDEMPOTENT_CHANGES = {"memory_write_page", "memory_delete_page", "memory_handoff_cancel"}
+IDEMPOTENT_CHANGES = {
+    *("memory_write_page", "memory_delete_page", "memory_handoff_cancel"),
+    *("memory_lint", "memory_restore_page"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +157,13 @@ async def _prepare(client: Any, name: str) -> dict[str, Any]:
         return {"project": project}
     if name == "memory_handoff_begin":
         return {"project": project, "summary": "again"}
+    if name in ("memory_forget_sweep", "memory_lint", "memory_restore_page"):
+        page = {"project": project, "path": "p.md", "body": "x", "expires_at": "2001-01-01"}
+        await _tool(client, "memory_write_page", page)
+        if name == "memory_restore_page":
+            await _tool(client, "memory_delete_page", {"project": project, "path": "p.md"})
+            return {"project": project, "path": "p.md"}
+        return {"project": project, "dry_run": False} if "sweep" in name else {"project": project}
     return {"project": project, "path": "w.md", "body": "the same body"}
 
 

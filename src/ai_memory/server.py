@@ -22,6 +22,7 @@ from ai_memory.service.drain import start_spool_drain
 from ai_memory.store.upgrade import refuse_newer_database
 from ai_memory.web import api, ui
 from ai_memory.web import hooks as hooks_web
+from ai_memory.web import maintenance as maintenance_api
 from ai_memory.web import search as search_api
 from ai_memory.web.connections import ConnectionLimits, protocol_class
 from ai_memory.web.errors import install_error_handlers
@@ -64,6 +65,7 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(api.router)
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
+    app.include_router(maintenance_api.router)
     app.include_router(ui.build_router(token))
     mount(app, mcp_server)
     # The last middleware added runs first: Host/Origin, then auth, before anything
@@ -99,7 +101,7 @@ def start_capture(runtime: Runtime) -> tuple[HookService, Scheduler]:
     hooks.start()
     settings = runtime.config.hooks
     scheduler = Scheduler(
-        hooks, interval_s=settings.scheduler_interval_s, idle_end_s=settings.idle_end_s
+        hooks, interval_s=settings.scheduler_interval_s, idle_end_s=runtime.config.idle_end_s
     )
     scheduler.start()
     return hooks, scheduler

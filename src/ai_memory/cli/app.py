@@ -11,6 +11,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from ai_memory.cli import hooks as hook_commands
+from ai_memory.cli import lifecycle as lifecycle_commands
 from ai_memory.cli import mcp as mcp_commands
 from ai_memory.cli import search as search_commands
 from ai_memory.cli import serve as serve_commands
@@ -40,6 +41,7 @@ app = typer.Typer(
 hook_commands.register(app)
 mcp_commands.register(app)
 search_commands.register(app)
+lifecycle_commands.register(app)
 service_commands.register(app)
 
 

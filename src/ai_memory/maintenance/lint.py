@@ -120,7 +120,7 @@ def render(scope: Scope, findings: list[Finding], now: str) -> str:
     lines = [
         f"# Lint report for {scope.project}",
         "",
-        f"{len(findings)} finding(s) at {now}.",
+        f"{len(findings)} finding(s).",
         "",
     ]
     for f in findings:

@@ -7,6 +7,7 @@ its tombstone was purged from the index.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,9 +17,15 @@ from ai_memory.core.clock import iso
 from ai_memory.core.errors import InvalidInput, NotFound
 from ai_memory.core.identity import PageRef
 from ai_memory.core.page import WriteResult
+from ai_memory.wiki.document import build_document
 from ai_memory.wiki.wiki import Wiki
 
 MAX_CHECKPOINTS = 200
+LAST_REMOVED = """
+SELECT body, frontmatter, deleted_at FROM pages WHERE workspace = ? AND project = ? AND path = ?
+    AND deleted_at IS NOT NULL
+    AND version = (SELECT max(version) FROM pages WHERE workspace = ? AND project = ? AND path = ?)
+"""
 MAX_WALK = 20_000
 
 
@@ -83,9 +90,29 @@ def page_text(wiki: Wiki, ref: PageRef, rev: str | None) -> tuple[str, str]:
         raise InvalidInput(f"{ref} at {rev} is not UTF-8 text") from exc
 
 
+def tombstone_text(wiki: Wiki, ref: PageRef) -> str | None:
+    """The text of the page's last version in the index when it was removed (its tombstone)."""
+    row = wiki.readers.read(
+        lambda conn: conn.execute(
+            LAST_REMOVED, (ref.workspace, ref.project, ref.path) * 2
+        ).fetchone()
+    )
+    if row is None:
+        return None
+    return build_document(ref, json.loads(row["frontmatter"]), row["body"]).text
+
+
 def restore_page(wiki: Wiki, ref: PageRef, rev: str | None = None) -> dict[str, Any]:
-    """Write the page's text at ``rev`` back as a new version; returns the write and the rev."""
-    text, commit = page_text(wiki, ref, rev)
+    """Write the page's text at ``rev`` back as a new version; returns the write and the rev.
+
+    Without ``rev``, a removed page whose tombstone is still in the index comes back as
+    it was removed; otherwise the newest checkpoint holding the page is used.
+    """
+    text = tombstone_text(wiki, ref) if rev is None else None
+    if text is not None:
+        commit = "tombstone"
+    else:
+        text, commit = page_text(wiki, ref, rev)
     result: WriteResult = wiki.write_page(ref, text, actor="restore")
     return {
         "workspace": ref.workspace,

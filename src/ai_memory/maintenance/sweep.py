@@ -173,6 +173,10 @@ class Sweeper:
         if dry_run:
             return report
         report.dry_run = False
+        if self.wiki.checkpointer is not None:
+            # What goes must be in git first: a page written since the last checkpoint
+            # would otherwise leave no text to restore.
+            self.wiki.checkpointer.flush()
         batch = self.config.maintenance.batch_size
         report.expired = self._remove(report.expired, "expire", report.skipped, batch)
         report.compacted = self._compact(report.compacted, report.skipped)

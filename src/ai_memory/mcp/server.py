@@ -14,7 +14,14 @@ from pydantic import ValidationError
 from starlette.routing import Route
 
 from ai_memory import __version__
-from ai_memory.mcp import tools_query, tools_read, tools_sessions, tools_status, tools_write
+from ai_memory.mcp import (
+    tools_lifecycle,
+    tools_query,
+    tools_read,
+    tools_sessions,
+    tools_status,
+    tools_write,
+)
 from ai_memory.mcp.args import check_text_arguments
 from ai_memory.mcp.deps import Ctx, ToolDeps
 from ai_memory.mcp.errors import invalid_params
@@ -68,6 +75,7 @@ def build_server(get_runtime: Callable[[], Runtime | None]) -> MemoryServer:
     deps = ToolDeps(get_runtime)
     for group in (tools_query, tools_read, tools_write, tools_status, tools_sessions):
         group.register(server, deps)
+    tools_lifecycle.register(server, deps)
     return server
 
 
