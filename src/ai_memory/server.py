@@ -15,6 +15,7 @@ from ai_memory import __version__
 from ai_memory.config import Config, ServerSettings
 from ai_memory.core.errors import ConfigError, InvalidInput, NotInitialised
 from ai_memory.hooks.service import HookService
+from ai_memory.maintenance.jobs import MaintenanceJobs
 from ai_memory.maintenance.scheduler import Scheduler
 from ai_memory.mcp.server import build_server, mount
 from ai_memory.runtime import Runtime
@@ -43,12 +44,15 @@ def create_app(config: Config, token: str) -> FastAPI:
         app.state.runtime = runtime
         hooks, scheduler = start_capture(runtime)
         app.state.hooks = hooks
+        app.state.maintenance = maintenance = MaintenanceJobs(runtime.wiki, config)
+        maintenance.start()
         drain = start_spool_drain(hooks, config.data_dir)  # what hooks spooled while down
         try:
             async with mcp_server.session_manager.run():
                 yield
         finally:
             drain.cancel()
+            await maintenance.stop()
             await scheduler.stop()
             await hooks.stop()
             await anyio.to_thread.run_sync(runtime.stop)

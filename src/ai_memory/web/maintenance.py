@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from ai_memory.core.identity import Scope
 from ai_memory.core.validate import Text
 from ai_memory.maintenance import restore
+from ai_memory.maintenance.jobs import MaintenanceJobs
 from ai_memory.maintenance.lint import lint
 from ai_memory.maintenance.sweep import Sweeper
 from ai_memory.runtime import Runtime
@@ -89,3 +90,12 @@ async def restore_page(runtime: RuntimeDep, body: RestoreBody) -> dict[str, Any]
 async def commit(runtime: RuntimeDep) -> dict[str, Any]:
     """Force a git checkpoint of everything written so far."""
     return await asyncio.to_thread(restore.force_checkpoint, runtime.wiki)
+
+
+@router.get("/maintenance")
+async def maintenance_status(request: Request, runtime: RuntimeDep) -> dict[str, Any]:
+    """The scheduled tasks: interval, next run, last run and its result, what runs now."""
+    jobs: MaintenanceJobs | None = getattr(request.app.state, "maintenance", None)
+    if jobs is None:
+        return {"running": None, "tasks": {}}
+    return jobs.status()
