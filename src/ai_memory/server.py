@@ -18,10 +18,12 @@ from ai_memory.hooks.service import HookService
 from ai_memory.maintenance.jobs import MaintenanceJobs
 from ai_memory.maintenance.scheduler import Scheduler
 from ai_memory.mcp.server import build_server, mount
+from ai_memory.metrics.asgi import MetricsMiddleware, tool_access_of
+from ai_memory.metrics.registry import Metrics
 from ai_memory.runtime import Runtime
 from ai_memory.service.drain import start_spool_drain
 from ai_memory.store.upgrade import refuse_newer_database
-from ai_memory.web import api, ui
+from ai_memory.web import admin, api, ui
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import maintenance as maintenance_api
 from ai_memory.web import search as search_api
@@ -61,12 +63,15 @@ def create_app(config: Config, token: str) -> FastAPI:
         title="ai-memory", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None
     )
     install_error_handlers(app)
+    app.state.metrics = Metrics()
+    app.state.status_sections = {}  # name -> callable returning a dict, shown in status
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
     app.include_router(api.router)
+    app.include_router(admin.router)
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
     app.include_router(maintenance_api.router)
@@ -74,6 +79,9 @@ def create_app(config: Config, token: str) -> FastAPI:
     mount(app, mcp_server)
     # The last middleware added runs first: Host/Origin, then auth, before anything
     # reads a body.
+    app.add_middleware(
+        MetricsMiddleware, metrics=app.state.metrics, tool_access=tool_access_of(mcp_server)
+    )
     app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)
     app.add_middleware(InFlightLimit, limit=config.server.max_requests_in_flight)
     app.add_middleware(BearerAuth, token=token)

@@ -10,6 +10,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
+from ai_memory.cli import doctor as doctor_commands
 from ai_memory.cli import hooks as hook_commands
 from ai_memory.cli import lifecycle as lifecycle_commands
 from ai_memory.cli import mcp as mcp_commands
@@ -38,6 +39,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+doctor_commands.register(app)
 hook_commands.register(app)
 mcp_commands.register(app)
 search_commands.register(app)

@@ -1,0 +1,79 @@
+"""What every check reads: the data dir, its config, the home dir holding agent configs.
+
+The home dir and the environment are passed in, so tests point them at a temporary
+HOME instead of the real one; the HTTP client is built here once and closed once.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sqlite3
+from collections.abc import Mapping
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ai_memory import locate
+from ai_memory.config import Config
+from ai_memory.core.errors import AiMemoryError
+from ai_memory.maintenance.init import read_token
+
+
+@dataclass
+class DoctorContext:
+    data_dir: Path
+    home: Path
+    env: Mapping[str, str]
+    timeout_s: float = 3.0
+    config: Config | None = None
+    config_error: str | None = None
+    status: dict[str, Any] | None = None  # /admin/status, once the server answered
+    _http: httpx.Client | None = field(default=None, repr=False)
+
+    @classmethod
+    def load(
+        cls, data_dir: Path | None, home: Path, env: Mapping[str, str], timeout_s: float = 3.0
+    ) -> DoctorContext:
+        try:
+            config = Config.load(data_dir, env)
+        except AiMemoryError as exc:
+            root = locate.data_dir(data_dir, env)
+            return cls(root, home, env, timeout_s, None, exc.message)
+        return cls(config.data_dir, home, env, timeout_s, config)
+
+    @property
+    def dir_arg(self) -> str:
+        """``--data-dir <dir>``, quoted, for the fix commands."""
+        return f"--data-dir {shlex.quote(str(self.data_dir))}"
+
+    @property
+    def token(self) -> str | None:
+        return read_token(self.data_dir / "auth-tokens" / "default")
+
+    @property
+    def server_url(self) -> str | None:
+        return self.config.server.url.rstrip("/") if self.config else None
+
+    def http(self) -> httpx.Client:
+        if self._http is None:
+            token = self.token
+            headers = {"Authorization": f"Bearer {token}"} if token else {}
+            self._http = httpx.Client(
+                base_url=self.server_url or "", headers=headers, timeout=self.timeout_s
+            )
+        return self._http
+
+    def database(self) -> closing[sqlite3.Connection]:
+        """A read-only connection: the doctor never writes the index."""
+        assert self.config is not None
+        uri = f"file:{self.config.db_path}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=2)
+        conn.row_factory = sqlite3.Row
+        return closing(conn)
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()

@@ -1,0 +1,1 @@
+"""Prometheus metrics and the status answer; one registry per app, passed explicitly."""
