@@ -9,10 +9,11 @@ import shlex
 import shutil
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ai_memory.cli.hook_plugins import OPENCODE_PLUGIN
 from ai_memory.core.errors import InvalidInput
 from ai_memory.dotfiles import write_config
 
@@ -25,6 +26,10 @@ class AgentHooks:
     settings: tuple[str, ...]  # path below $HOME
     events: tuple[str, ...]
     timeout: int  # in the unit the agent expects
+    # Events whose limit is lower than ``timeout`` (Codex clamps SessionEnd to 3 s).
+    limits: Mapping[str, int] = field(default_factory=dict)
+    # "groups": Claude Code's {"matcher", "hooks": [...]}; "flat": Cursor's [{"command"}].
+    shape: str = "groups"
 
 
 AGENT_HOOKS: Mapping[str, AgentHooks] = {
@@ -39,10 +44,13 @@ AGENT_HOOKS: Mapping[str, AgentHooks] = {
             "PostCompact",
             "Notification",
             "Stop",
+            "SubagentStart",
             "SubagentStop",
             "SessionEnd",
         ),
         10,
+        # SessionEnd hooks share a 1.5 s budget: ours must not ask for more.
+        {"SessionEnd": 2},
     ),
     "codex": AgentHooks(
         (".codex", "hooks.json"),
@@ -53,9 +61,12 @@ AGENT_HOOKS: Mapping[str, AgentHooks] = {
             "PreCompact",
             "PostCompact",
             "Stop",
+            "SubagentStart",
+            "SubagentStop",
             "SessionEnd",
         ),
         10,
+        {"SessionEnd": 3},
     ),
     "gemini": AgentHooks(
         (".gemini", "settings.json"),
@@ -70,10 +81,31 @@ AGENT_HOOKS: Mapping[str, AgentHooks] = {
         ),
         5000,
     ),
+    "cursor": AgentHooks(
+        (".cursor", "hooks.json"),
+        (
+            "sessionStart",
+            "beforeSubmitPrompt",
+            "afterShellExecution",
+            "afterMCPExecution",
+            "afterFileEdit",
+            "afterAgentResponse",
+            "stop",
+            "sessionEnd",
+        ),
+        10,
+        shape="flat",
+    ),
+}
+# Agents whose hooks are a plugin we generate whole, not entries in a settings file.
+PLUGIN_AGENTS: Mapping[str, tuple[str, ...]] = {
+    "opencode": (".config", "opencode", "plugins", "ai-memory.js"),
 }
 
 
 def settings_path(agent: str, home: Path) -> Path:
+    if agent in PLUGIN_AGENTS:
+        return home.joinpath(*PLUGIN_AGENTS[agent])
     return home.joinpath(*_spec(agent).settings)
 
 
@@ -83,13 +115,51 @@ def default_program() -> str:
     return str(program) if program.exists() else shutil.which("ai-memory") or "ai-memory"
 
 
-def hook_command(agent: str, event: str, data_dir: Path | None, program: str | None = None) -> str:
-    """The shell command line an agent runs (agents run it through ``sh -c``)."""
+def hook_command(
+    agent: str,
+    event: str,
+    data_dir: Path | None,
+    program: str | None = None,
+    server: str | None = None,
+) -> str:
+    """The shell command line an agent runs (agents run it through ``sh -c``).
+
+    ``--data-dir`` and ``--server`` are written into it, so a server on another port or
+    data dir gets every event (the hook never guesses them from the agent's environment).
+    """
     base = program or default_program()
     command = f"{shlex.quote(base)} hook --agent {shlex.quote(agent)} --event {event}"
     if data_dir is not None:
         command += f" --data-dir {shlex.quote(str(data_dir))}"
+    if server:
+        command += f" --server {shlex.quote(server)}"
     return command
+
+
+def plugin_source(
+    agent: str, data_dir: Path | None, program: str | None = None, server: str | None = None
+) -> str:
+    """The whole plugin file for an agent whose hooks are code (OpenCode)."""
+    if agent not in PLUGIN_AGENTS:
+        raise InvalidInput(f"agent {agent!r} takes no plugin")
+    argv = [program or default_program(), "hook", "--agent", agent]
+    if data_dir is not None:
+        argv += ["--data-dir", str(data_dir)]
+    if server:
+        argv += ["--server", server]
+    return OPENCODE_PLUGIN.replace("__ARGV__", json.dumps(argv))
+
+
+def trust_note(agent: str) -> str | None:
+    """What the user must still do for the agent to run the hooks just written."""
+    if agent == "codex":
+        return (
+            "Codex runs a new hook only once you have reviewed it: start `codex`, type /hooks "
+            "and trust each ai-memory entry (a hook you edit later needs trusting again). "
+            "Until then Codex records nothing; automation can pass "
+            "--dangerously-bypass-hook-trust to `codex exec`."
+        )
+    return None
 
 
 def is_own(entry: object) -> bool:
@@ -101,28 +171,36 @@ def install(
     agent: str,
     data_dir: Path | None = None,
     program: str | None = None,
+    server: str | None = None,
 ) -> dict[str, Any]:
     """``settings`` with our hook on every event worth capturing, each exactly once."""
     spec = _spec(agent)
     result = copy.deepcopy(settings)
+    if spec.shape == "flat":
+        result.setdefault("version", 1)
     hooks = result.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InvalidInput("the settings file's 'hooks' is not an object; fix it by hand first")
     for event in spec.events:
-        command = hook_command(agent, event, data_dir, program)
+        command = hook_command(agent, event, data_dir, program, server)
+        timeout = spec.limits.get(event, spec.timeout)
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise InvalidInput(f"hooks.{event} is not a list; fix it by hand first")
+        handler = {"type": "command", "command": command, "timeout": timeout}
+        if spec.shape == "flat":
+            handler = {"command": command, "timeout": timeout}
+            own = [h for h in groups if is_own(h)]
+            if own == [handler]:
+                continue
+            groups[:] = [h for h in groups if not is_own(h)]
+            groups.append(handler)
+            continue
         own = [h for g in groups if isinstance(g, dict) for h in _handlers(g) if is_own(h)]
-        if len(own) == 1 and own[0].get("command") == command:
+        if own == [handler]:
             continue
         _drop_own(groups)
-        groups.append(
-            {
-                "matcher": "",
-                "hooks": [{"type": "command", "command": command, "timeout": spec.timeout}],
-            }
-        )
+        groups.append({"matcher": "", "hooks": [handler]})
     return result
 
 
@@ -135,7 +213,12 @@ def uninstall(settings: dict[str, Any], agent: str) -> dict[str, Any]:
         return result
     for event in list(hooks):
         groups = hooks[event]
-        if isinstance(groups, list) and _drop_own(groups) and not groups:
+        if not isinstance(groups, list):
+            continue
+        flat = [h for h in groups if not is_own(h)]
+        removed = len(flat) != len(groups)
+        groups[:] = flat
+        if (_drop_own(groups) or removed) and not groups:
             del hooks[event]
     if not hooks and "hooks" in settings and settings["hooks"] != {}:
         del result["hooks"]

@@ -19,10 +19,12 @@ from ai_memory.cli.options import (
     load_config,
     scope_for,
 )
-from ai_memory.cli.output import out
+from ai_memory.cli.output import out, styled
 from ai_memory.core.errors import Unavailable
 
-Agent = Annotated[str, typer.Option("--agent", "-a", help="claude-code, codex or gemini.")]
+Agent = Annotated[
+    str, typer.Option("--agent", "-a", help="claude-code, codex, gemini, cursor or opencode.")
+]
 Apply = Annotated[bool, typer.Option("--apply", help="Write the change (default: only show it).")]
 Settings = Annotated[
     Path | None,
@@ -31,10 +33,25 @@ Settings = Annotated[
 
 
 def register(app: typer.Typer) -> None:
+    app.command(
+        "hook",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+        add_help_option=False,
+    )(hook)
     app.command("install-hooks")(install_hooks)
     app.command("uninstall-hooks")(uninstall_hooks)
     app.command("hook-drain")(hook_drain)
     app.command("finalize-session")(finalize_session)
+
+
+def hook(ctx: typer.Context) -> None:
+    """What agents run on each event: read its JSON on stdin, capture it, print the context.
+
+    Options: --agent AGENT, --event EVENT, --data-dir DIR, --server URL (see `hook --help`).
+    """
+    from ai_memory.hookclient.main import run
+
+    raise typer.Exit(run(list(ctx.args)))
 
 
 def install_hooks(
@@ -42,12 +59,40 @@ def install_hooks(
     apply: Apply = False,
     settings: Settings = None,
     data_dir: DataDir = None,
+    server: ServerUrl = None,
 ) -> None:
     """Add ai-memory's hooks to an agent's settings, keeping every other entry."""
+    if agent in hook_install.PLUGIN_AGENTS:
+        _install_plugin(agent, apply, settings, data_dir, server)
+        return
     path = settings or hook_install.settings_path(agent, _home())
     current = hook_install.load(path)
-    changed = hook_install.install(current, agent, data_dir.resolve() if data_dir else None)
+    folder = data_dir.resolve() if data_dir else None
+    changed = hook_install.install(current, agent, folder, server=server)
     _apply_change(path, current, changed, apply)
+    note = hook_install.trust_note(agent)
+    if note is not None:
+        out.print(styled("action needed:", "yellow"), note, highlight=False)
+
+
+def _install_plugin(
+    agent: str, apply: bool, settings: Path | None, data_dir: Path | None, server: str | None
+) -> None:
+    """Agents whose hooks are a plugin file we generate whole (OpenCode)."""
+    path = settings or hook_install.settings_path(agent, _home())
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    folder = data_dir.resolve() if data_dir else None
+    after = hook_install.plugin_source(agent, folder, server=server)
+    if before == after:
+        out.print(f"{path}: already up to date, nothing to change")
+        return
+    if not apply:
+        out.print(f"would write {path}:", highlight=False)
+        out.print(after, end="", highlight=False, markup=False)
+        out.print("run again with --apply to write this change")
+        return
+    hook_install.save(path, after)
+    out.print(f"wrote {path}")
 
 
 def uninstall_hooks(
@@ -55,6 +100,15 @@ def uninstall_hooks(
 ) -> None:
     """Remove ai-memory's hooks (only its own) from an agent's settings."""
     path = settings or hook_install.settings_path(agent, _home())
+    if agent in hook_install.PLUGIN_AGENTS:
+        if not path.exists():
+            out.print(f"{path}: not installed, nothing to change")
+        elif not apply:
+            out.print(f"would remove {path}; run again with --apply to remove it")
+        else:
+            path.unlink()
+            out.print(f"removed {path}")
+        return
     current = hook_install.load(path)
     _apply_change(path, current, hook_install.uninstall(current, agent), apply)
 

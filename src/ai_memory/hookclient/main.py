@@ -33,7 +33,29 @@ NETWORK_BUDGET_S = 0.100
 RETRY_PER_RUN = 32
 SESSION_START = frozenset({"session-start", "sessionstart", "session.created"})
 PROMPT_EVENTS = frozenset({"user-prompt", "userpromptsubmit", "beforeagent", "beforesubmitprompt"})
+SUBAGENT_START = frozenset({"subagentstart", "subagent-start"})
 SESSION_KEYS = ("session_id", "sessionId", "conversation_id", "conversationId")
+# A prompt that asks for the context again gets the session's re-grounding packet (/recap).
+RECAP_PROMPTS = frozenset(
+    {
+        "recap",
+        "/recap",
+        "ai-memory recap",
+        "/ai-memory recap",
+        "/ai-memory:recap",
+        "reload context",
+        "reload the context",
+        "reload memory",
+        "/reload-context",
+    }
+)
+USAGE = """usage: ai-memory hook --agent AGENT [--event EVENT] [--data-dir DIR] [--server URL]
+
+What an agent runs on each lifecycle event: reads the event's JSON payload on stdin,
+spools it (secrets redacted), posts it to the server and prints one JSON object for the
+agent (the session-start context, or {}). It always exits 0 within about 200 ms.
+Install it with `ai-memory install-hooks --agent AGENT` or `ai-memory setup --agent AGENT`.
+"""
 # A session whose start packet did not arrive gets it with its next prompt.
 UNDELIVERED = "handoff-undelivered"
 UNDELIVERED_MAX_AGE_S = 86400
@@ -60,6 +82,10 @@ def run(
     started = time.monotonic()
     env = os.environ if env is None else env
     out = stdout if stdout is not None else sys.stdout
+    if "--help" in argv or "-h" in argv:
+        out.write(USAGE)
+        out.flush()
+        return 0
     data_dir: Path | None = None
     answer: dict[str, Any] = {}
     try:
@@ -108,6 +134,8 @@ def handle(
         "project": identity.project,
         "ingest_key": spool.new_ingest_key(),
     }
+    if identity.remote:
+        params["remote"] = redact(identity.remote)
     if args.event:
         params["event"] = args.event
     session_id = _session_id(payload, env)
@@ -145,13 +173,18 @@ def start_packet(
     name = _event_name(args.event, payload)
     session_id = params.get("session_id")
     marker = folder / UNDELIVERED / session_id if session_id else None
+    path = "/handoff"
     if name in SESSION_START:
         query = _packet_query(params, payload)
+    elif name in PROMPT_EVENTS and _asks_recap(payload):
+        query, path, marker = _packet_query(params, {}), "/recap", None
     elif name in PROMPT_EVENTS and marker is not None and _fresh(marker):
         query = _packet_query(params, {})
+    elif name in SUBAGENT_START:
+        query, path, marker = _packet_query(params, {}), "/brief", None
     else:
         return {}
-    packet = fetch_packet(transport, query)
+    packet = fetch_packet(transport, query, path)
     if marker is not None:
         _mark(marker, packet is None)
     if not packet:
@@ -178,10 +211,10 @@ def send_one(
     return tally.settled > 0
 
 
-def fetch_packet(transport: Transport, query: dict[str, str]) -> str | None:
+def fetch_packet(transport: Transport, query: dict[str, str], path: str = "/handoff") -> str | None:
     """The packet's context text ("" when there is nothing to say); None when not received."""
     try:
-        status, packet = transport.request("GET", "/handoff", query)
+        status, packet = transport.request("GET", path, query)
     except Unreachable:
         return None
     if status != 200 or not isinstance(packet, dict):
@@ -256,6 +289,13 @@ def _packet_query(params: dict[str, str], payload: dict[str, Any]) -> dict[str, 
     if isinstance(source, str) and source:
         query["source"] = source[:40]
     return query
+
+
+def _asks_recap(payload: dict[str, Any]) -> bool:
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or len(prompt) > 80:
+        return False
+    return prompt.strip().rstrip(".!?").strip().casefold() in RECAP_PROMPTS
 
 
 def _fresh(marker: Path) -> bool:

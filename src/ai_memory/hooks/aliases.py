@@ -19,6 +19,8 @@ ObservationKind = Literal[
     "post-compaction",
     "notification",
     "stop",
+    "subagent-start",
+    "subagent-stop",
     "session-end",
     "other",
 ]
@@ -44,6 +46,10 @@ FIELDS: Mapping[str, tuple[str, ...]] = {
     "instructions": ("custom_instructions", "customInstructions", "trigger"),
     "message": ("message", "title", "text"),
     "reason": ("reason", "source", "status", "trigger"),
+    "error": ("error", "error_message", "errorMessage", "tool_error"),
+    "exit_code": ("exit_code", "exitCode", "exit_status", "returncode"),
+    "agent_id": ("agent_id", "agentId", "subagent_id"),
+    "agent_type": ("agent_type", "agentType", "subagent_type"),
     "event": ("hook_event_name", "hookEventName", "event", "type"),
 }
 
@@ -58,8 +64,8 @@ _CLAUDE: dict[str, str] = {
     "PostCompact": "post-compaction",
     "Notification": "notification",
     "Stop": "stop",
-    "SubagentStop": "stop",
-    "SubagentStart": "other",
+    "SubagentStop": "subagent-stop",
+    "SubagentStart": "subagent-start",
     "SessionEnd": "session-end",
 }
 _GEMINI: dict[str, str] = {
@@ -120,6 +126,19 @@ EVENT_TOOLS: Mapping[str, str] = {
 }
 
 
+_EXTRA_FIELDS = (
+    "instructions",
+    "message",
+    "reason",
+    "error",
+    "exit_code",
+    "agent_id",
+    "agent_type",
+)
+# Events that report a tool call that failed (its error is in ``error``).
+FAILURE_EVENTS = frozenset({"PostToolUseFailure", "postToolUseFailure", "AfterToolFailure"})
+
+
 @dataclass(frozen=True, slots=True)
 class Normalised:
     """The agent's event as our kind plus the fields we found, still unsanitised."""
@@ -160,7 +179,15 @@ def normalise(agent: str, event: str | None, payload: Mapping[str, object]) -> N
         value = pick(payload, field)
         if value is not None:
             fields[field] = value
-    for field in ("instructions", "message", "reason"):
+    for field in (
+        "instructions",
+        "message",
+        "reason",
+        "error",
+        "exit_code",
+        "agent_id",
+        "agent_type",
+    ):
         value = pick(payload, field)
         if value is not None:
             fields[field] = value
@@ -170,6 +197,8 @@ def normalise(agent: str, event: str | None, payload: Mapping[str, object]) -> N
         fields["tool_input"] = {
             k: v for k, v in payload.items() if k in ("command", "file_path", "edits", "tool_name")
         }
+    if name in FAILURE_EVENTS or (kind == "post-tool-use" and payload.get("success") is False):
+        fields["failed"] = True
     return Normalised(agent, kind, name, fields)
 
 

@@ -21,10 +21,19 @@ from ai_memory.hooks.aliases import normalise, pick
 from ai_memory.hooks.sanitize import SanitizedObservation, Sanitizer
 from ai_memory.store import pages
 
-PARAMS = ("event", "agent", "cwd", "workspace", "project", "session_id", "ingest_key")
+PARAMS = ("event", "agent", "cwd", "workspace", "project", "remote", "session_id", "ingest_key")
 INGEST_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 AGENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+# A normalised remote: ``github.com/acme/api`` (host, optional port, path).
+REMOTE = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~@+-]{1,200}){1,8}"
+)
+# Events that are work; a project is created by these only. Lifecycle events alone (an
+# agent's health check firing SessionStart/SessionEnd in some folder) leave nothing behind.
+WORK_KINDS = frozenset(
+    {"user-prompt", "pre-tool-use", "post-tool-use", "stop", "subagent-stop", "post-compaction"}
+)
 
 INSERT_OBSERVATION = """
 INSERT OR IGNORE INTO observations
@@ -53,6 +62,7 @@ class HookEvent:
     ingest_key: str | None
     cwd: str | None
     observation: SanitizedObservation
+    remote: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +88,7 @@ def parse_event(
     normalised = normalise(agent, event, body)
     extra = {"cwd": cwd} if cwd else None
     observation = sanitizer.observation(normalised, session_id, extra)
-    return HookEvent(scope, key, cwd, observation)
+    return HookEvent(scope, key, cwd, observation, _remote(params, sanitizer))
 
 
 def common_params(
@@ -123,13 +133,15 @@ def store_command(
 
     def command(conn: sqlite3.Connection) -> list[IngestOutcome]:
         now = clock()
-        for scope in {event.scope for event in events}:
-            pages.ensure_project(conn, scope, now)
+        known = _projects(conn, events, now)
         outcomes: list[IngestOutcome] = []
         sessions: dict[tuple[Scope, str], HookEvent] = {}
         fts_rows: list[tuple[int | None, str]] = []
         for event in events:
             obs = event.observation
+            if event.scope not in known:  # lifecycle only, in a project nothing created
+                outcomes.append(IngestOutcome(stored=True, ended=False))
+                continue
             cursor = conn.execute(INSERT_OBSERVATION, _observation_row(event, now))
             if cursor.rowcount == 0:
                 outcomes.append(IngestOutcome(stored=False, ended=False))
@@ -143,6 +155,33 @@ def store_command(
         return outcomes
 
     return command
+
+
+def _projects(conn: sqlite3.Connection, events: Sequence[HookEvent], now: str) -> set[Scope]:
+    """The scopes whose events are stored: created by work, or existing already.
+
+    Each project's remote is recorded the first time one is known.
+    """
+    known: set[Scope] = set()
+    for scope in {event.scope for event in events}:
+        mine = [event for event in events if event.scope == scope]
+        if any(event.observation.kind in WORK_KINDS for event in mine):
+            pages.ensure_project(conn, scope, now)
+        elif not pages.project_exists(conn, scope):
+            continue
+        known.add(scope)
+        remote = next((event.remote for event in mine if event.remote), None)
+        if remote is not None:
+            pages.set_project_remote(conn, scope, remote)
+    return known
+
+
+def _remote(params: Mapping[str, str], sanitizer: Sanitizer) -> str | None:
+    """The checkout's normalised remote; one that is malformed or holds a secret is dropped."""
+    remote = _param(params, "remote")
+    if remote is None or len(remote) > 600 or not REMOTE.fullmatch(remote):
+        return None
+    return None if sanitizer.holds_secret(remote) else remote
 
 
 def _observation_row(event: HookEvent, now: str) -> tuple[object, ...]:

@@ -19,7 +19,9 @@ from ai_memory.hookclient.patterns import REDACTED, cut_at_token
 from ai_memory.hookclient.redact import redact_tree
 from ai_memory.hookclient.sessionid import MAX_RAW, safe_session_id
 from ai_memory.hooks.aliases import Normalised
+from ai_memory.hooks.own_context import strip_own_context
 from ai_memory.hooks.redactor import Redactor, without_surrogates
+from ai_memory.hooks.tool_text import action_of, exit_code, response_text
 
 __all__ = ["REDACTED", "SanitizedObservation", "Sanitizer", "cap_bytes", "precut"]
 
@@ -133,9 +135,15 @@ class Sanitizer:
             meta[key] = self.clean(value, 1024)
         if files:
             meta["files"] = list(files)
+        if _is_tool(event.kind):
+            meta.update(self._outcome(event, tool))
         reason = event.fields.get("reason")
         if isinstance(reason, str) and event.kind in ("session-start", "session-end"):
             meta["reason"] = self.clean(reason, 200)
+        for name in ("agent_id", "agent_type"):
+            found = event.fields.get(name)
+            if isinstance(found, str | int) and str(found).strip():
+                meta[name] = self.clean(str(found), 200)
         return SanitizedObservation(
             agent=event.agent,
             kind=event.kind,
@@ -147,31 +155,57 @@ class Sanitizer:
             seal=_SEAL,
         )
 
+    def captured(self, value: object, cap: int) -> str:
+        """Captured text cleaned, with any packet of ours that came back cut out."""
+        return strip_own_context(self.clean(_as_text(value), cap))
+
+    def _outcome(self, event: Normalised, tool: str | None) -> dict[str, object]:
+        """What kind of call it was, and whether it failed (and with what exit status)."""
+        fields = event.fields
+        outcome: dict[str, object] = {"action": action_of(tool, event.event)}
+        if event.kind != "post-tool-use":
+            return outcome
+        code = exit_code(fields.get("tool_response"), fields.get("error"), fields.get("exit_code"))
+        failed = fields.get("failed") is True or (code is not None and code != 0)
+        response = fields.get("tool_response")
+        if isinstance(response, Mapping):
+            failed = failed or response.get("success") is False or bool(response.get("is_error"))
+        if code is not None:
+            outcome["exit_code"] = code
+        if failed or fields.get("error") is not None:
+            outcome["failed"] = True
+        return outcome
+
     def _body(self, event: Normalised, tool: str | None) -> str:
         fields = event.fields
         kind = event.kind
         if kind == "user-prompt":
-            return self.clean(_as_text(fields.get("prompt")), PROMPT_CAP)
+            return self.captured(fields.get("prompt"), PROMPT_CAP)
         if kind == "post-compaction":
-            return self.clean(_as_text(fields.get("summary")), PROMPT_CAP)
-        if kind == "stop":
-            return self.clean(_as_text(fields.get("assistant")), BODY_CAP)
+            return self.captured(fields.get("summary"), PROMPT_CAP)
+        if kind in ("stop", "subagent-stop"):
+            return self.captured(fields.get("assistant"), BODY_CAP)
+        if kind == "subagent-start":
+            return self.clean(_as_text(fields.get("agent_type") or fields.get("agent_id")), 200)
         if kind in ("pre-tool-use", "post-tool-use"):
             text = (
                 f"{tool or 'tool'}: {self.clean(_as_text(fields.get('tool_input')), EXCERPT_CAP)}"
             )
             if kind == "post-tool-use" and fields.get("tool_response") is not None:
-                response = self.clean(_as_text(fields.get("tool_response")), EXCERPT_CAP)
+                response = self.captured(response_text(fields["tool_response"]), EXCERPT_CAP)
                 text += f"\n-> {response}"
+            if kind == "post-tool-use" and fields.get("error") is not None:
+                error = self.captured(response_text(fields["error"]), EXCERPT_CAP)
+                text += f"\n!! {error}"
             # The tool's name next to its input could read as an assignment: check the whole.
             return self.redact(text)
         if kind == "notification":
-            return self.clean(_as_text(fields.get("message")), EXCERPT_CAP)
+            return self.captured(fields.get("message"), EXCERPT_CAP)
         if kind == "pre-compact":
             return self.clean(_as_text(fields.get("instructions")), EXCERPT_CAP)
         if kind in ("session-start", "session-end"):
             return self.clean(_as_text(fields.get("reason")), EXCERPT_CAP)
-        return self.clean(_as_text(dict(fields)) if fields else "", EXCERPT_CAP)
+        return self.captured(dict(fields) if fields else "", EXCERPT_CAP)
 
     def _files(self, event: Normalised) -> tuple[str, ...]:
         found: dict[str, None] = {}

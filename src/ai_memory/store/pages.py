@@ -126,6 +126,11 @@ def ensure_project(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
     conn.execute(ENSURE_PROJECT, (scope.workspace, scope.project, now))
 
 
+def set_project_remote(conn: sqlite3.Connection, scope: Scope, remote: str) -> None:
+    """Record the project's git remote (normalised) unless one is recorded already."""
+    conn.execute(SET_PROJECT_REMOTE, (remote, scope.workspace, scope.project))
+
+
 def list_projects(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Every project with its count of latest pages."""
     return [dict(row) for row in conn.execute(PROJECTS)]

@@ -1,0 +1,119 @@
+"""A tool call as text a person reads: its result as the tool printed it, its outcome, its kind.
+
+Agents send a tool's result as an object (Claude Code's Bash:
+``{"stdout": …, "stderr": …, "interrupted": …}``; MCP: ``{"content": [{"text": …}]}``).
+Dumped as JSON, its lines would join into one string with ``\\n`` escapes, and a
+``KEY=secret`` redaction would run to the end of that string, taking every later line
+with it. Rendered as the text the tool printed, each line is redacted on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Literal
+
+Action = Literal["edit", "read", "run", "search", "mcp", "other"]
+
+# The keys holding what a tool printed, in the order a person reads them.
+_TEXT_KEYS = ("stdout", "output", "content", "result", "text", "message", "stderr", "error")
+_EXIT_KEYS = ("exit_code", "exitCode", "exit_status", "returncode", "code")
+_EXIT_IN_TEXT = re.compile(r"\bexit(?:ed with)?[ _]?(?:code|status)[: ]+(-?\d{1,4})\b", re.I)
+_EDIT_TOOLS = frozenset(
+    {
+        "edit",
+        "multiedit",
+        "write",
+        "notebookedit",
+        "apply_patch",
+        "applypatch",
+        "write_file",
+        "replace",
+        "create_file",
+        "str_replace_based_edit_tool",
+        "patch",
+    }
+)
+_READ_TOOLS = frozenset(
+    {"read", "read_file", "read_many_files", "view", "notebookread", "cat", "list_directory", "ls"}
+)
+_SEARCH_TOOLS = frozenset(
+    {"grep", "glob", "search", "search_file_content", "codebase_search", "websearch", "webfetch"}
+)
+_RUN_TOOLS = frozenset(
+    {"bash", "shell", "run_shell_command", "exec_command", "local_shell", "terminal", "command"}
+)
+
+
+def action_of(tool: str | None, event: str = "") -> Action:
+    """What kind of call this was: an edit changes files, a read only looks at them."""
+    name = (tool or "").casefold()
+    if name.startswith("mcp__") or name.startswith("mcp_") or name == "mcp":
+        return "mcp"
+    if event == "afterFileEdit" or name in _EDIT_TOOLS:
+        return "edit"
+    if name in _READ_TOOLS:
+        return "read"
+    if name in _SEARCH_TOOLS:
+        return "search"
+    if name in _RUN_TOOLS:
+        return "run"
+    return "other"
+
+
+def response_text(value: object, limit: int = 65536) -> str:
+    """A tool's result as the text it printed (bounded); other shapes as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value[:limit]
+    if isinstance(value, Mapping):
+        parts = [_part(value.get(key), limit) for key in _TEXT_KEYS if value.get(key)]
+        parts = [part for part in parts if part]
+        if parts:
+            return "\n".join(parts)[:limit]
+    if isinstance(value, list):
+        texts = [_part(item, limit) for item in value[:50]]
+        if any(texts):
+            return "\n".join(t for t in texts if t)[:limit]
+    return _json(value)[:limit]
+
+
+def exit_code(response: object, error: object, given: object) -> int | None:
+    """The exit status a call reported, from its field or its text ("Exit code 2")."""
+    for value in (given, *(_field(response, key) for key in _EXIT_KEYS)):
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int) and -1000 < value < 10000:
+            return value
+        if isinstance(value, str) and re.fullmatch(r"-?\d{1,4}", value.strip()):
+            return int(value)
+    for text in (error, response):
+        if isinstance(text, str):
+            found = _EXIT_IN_TEXT.search(text[:4096])
+            if found:
+                return int(found.group(1))
+    return None
+
+
+def _field(value: object, key: str) -> object:
+    return value.get(key) if isinstance(value, Mapping) else None
+
+
+def _part(value: object, limit: int) -> str:
+    if isinstance(value, str):
+        return value[:limit]
+    if isinstance(value, Mapping):
+        text = value.get("text")
+        return text[:limit] if isinstance(text, str) else ""
+    if isinstance(value, list):
+        return "\n".join(_part(item, limit) for item in value[:50] if _part(item, limit))
+    return ""
+
+
+def _json(value: object) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
