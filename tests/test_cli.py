@@ -88,7 +88,7 @@ def test_project_defaults_to_the_checkout(server: ServerProcess, tmp_path: Path)
 
 
 def test_unreachable_server_is_a_clear_error(data_dir: Path) -> None:
-    result = run_cli("status", "--server", "http://127.0.0.1:9", data_dir=data_dir)
+    result = run_cli("list-projects", "--server", "http://127.0.0.1:9", data_dir=data_dir)
     assert result.returncode == 1 and b"cannot reach the server" in result.stderr
 
 

@@ -148,9 +148,17 @@ def status(
     if not as_json:  # printed first: it is as useful when the server is down
         out.print(installed.summary(), markup=False, highlight=False, soft_wrap=True)
     scope = scope_for(workspace, project)
-    data = client_for(config, server).status(scope)
+    from ai_memory.cli import status_view
+    from ai_memory.core.errors import Unavailable
+
+    client = client_for(config, server)
+    try:
+        data, health = client.status(scope), client.request("GET", "/admin/status")
+    except Unavailable as exc:  # no server: the same counts, read-only, from the index
+        err.print(styled("note:", "yellow"), f"{exc.message}; reading the index read-only")
+        data, health = status_view.local_status(config, scope), None
     if as_json:
-        emit_json({**data, "install": installed.to_dict()})
+        emit_json({**data, "health": health, "install": installed.to_dict()})
         return
     table = Table(title=f"ai-memory {data['version']} — {data['data_dir']}")
     table.add_column("what")
@@ -168,6 +176,8 @@ def status(
     ):
         table.add_row(key, str(data.get(key, "")), str(per_project.get(key, "")))
     out.print(table)
+    if health is not None:
+        status_view.show_health(health)
 
 
 @app.command("list-projects")

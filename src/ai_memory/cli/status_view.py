@@ -1,0 +1,57 @@
+"""How ``ai-memory status`` prints the server's health (``/admin/status``) after the counts."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from typing import Any
+
+from rich.table import Table
+
+from ai_memory.cli.output import out, styled
+from ai_memory.config import Config
+from ai_memory.core.identity import Scope
+from ai_memory.store.counts import counts
+
+
+def show_health(health: dict[str, Any]) -> None:
+    writer, spool, last = health["writer"], health["spool"], health["last"]
+    facts = Table(show_header=False, box=None, pad_edge=False)
+    facts.add_column("what", style="bold")
+    facts.add_column("value", overflow="fold")
+    facts.add_row("sessions open", str(health["sessions_open"]))
+    facts.add_row(
+        "writer",
+        f"{writer['queue_depth']} queued; slowest hook answer "
+        f"{writer['slowest_recent_hook_ms']} ms (last 5 min)",
+    )
+    facts.add_row("spool", f"{spool['depth']} waiting, oldest {spool['oldest_age_s']} s")
+    facts.add_row("last write", str(last["write"] or "never"))
+    facts.add_row("last checkpoint", str(last["checkpoint"] or "never"))
+    facts.add_row("last maintenance", str(last["maintenance"] or "never"))
+    facts.add_row(
+        "sizes",
+        f"index {health['sizes']['index_bytes'] / 1e6:.1f} MB, "
+        f"wiki {health['wiki_bytes'] / 1e6:.1f} MB",
+    )
+    embedder = health["embedder"]
+    facts.add_row(
+        "embedder",
+        "off"
+        if not embedder.get("configured")
+        else f"{embedder['provider']} ({'loaded' if embedder.get('loaded') else 'NOT loaded'})",
+    )
+    out.print(facts)
+    for warning in health["warnings"]:
+        out.print(styled("warning:", "yellow"), warning["message"], "→", warning["fix"])
+
+
+def local_status(config: Config, scope: Scope | None) -> dict[str, Any]:
+    """The counts read straight from the index, read-only, when no server answers."""
+    uri = f"file:{config.db_path}?mode=ro"
+    with closing(sqlite3.connect(uri, uri=True, timeout=2)) as conn:
+        conn.row_factory = sqlite3.Row
+        data = counts(conn, scope)
+    from ai_memory import __version__
+
+    return {"version": __version__, "data_dir": str(config.data_dir), "local": True, **data}

@@ -1,0 +1,29 @@
+"""``ai-memory status``: the server's health after the counts, and the index alone without it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import ServerProcess, run_cli
+
+
+def test_status_shows_queue_spool_checkpoint_and_embedder(server: ServerProcess) -> None:
+    with server.client() as client:
+        client.put("/api/v1/projects/default/cli/pages/a.md", json={"body": "a"})
+    shown = run_cli("status", "--server", server.url, "-p", "cli", data_dir=server.data_dir)
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout.decode()
+    for label in ("sessions open", "writer", "spool", "last checkpoint", "embedder"):
+        assert label in text, label
+    as_json = run_cli("status", "--json", "--server", server.url, data_dir=server.data_dir)
+    health = json.loads(as_json.stdout)["health"]
+    assert health["data_dir"] == str(server.data_dir.resolve()) and "writer" in health
+
+
+def test_status_without_a_server_reads_the_index_read_only(data_dir: Path) -> None:
+    shown = run_cli("status", "--server", "http://127.0.0.1:9", "--json", data_dir=data_dir)
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["local"] is True and data["health"] is None and data["pages"] == 0
+    assert b"reading the index read-only" in shown.stderr
