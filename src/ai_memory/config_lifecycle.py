@@ -91,7 +91,7 @@ class MaintenanceSettings(Section):
         "is live; 0 keeps them forever",
     )
     batch_size: int = Field(
-        200, ge=1, le=10_000, description="rows one sweep transaction touches at most"
+        50, ge=1, le=10_000, description="pages one sweep transaction touches at most"
     )
     similar_min: float = Field(
         0.90, ge=0.0, le=1.0, description="lint: cosine from which two cold pages are 'similar'"

@@ -211,10 +211,12 @@ MIGRATIONS: list[str] = [
     CREATE INDEX sessions_by_id ON sessions(session_id, last_event_at);
     """,
     # 8: the memory lifecycle. Feedback is read per page version; the sweep finds
-    # tombstones and old observations by time; the scheduler's cadence survives restarts.
+    # tombstones and old observations by time (a purge checks what supersedes a version);
+    # the scheduler's cadence survives restarts.
     """
     CREATE INDEX page_feedback_version ON page_feedback(page_id);
     CREATE INDEX pages_tombstones ON pages(deleted_at) WHERE deleted_at IS NOT NULL;
+    CREATE INDEX pages_supersedes ON pages(supersedes) WHERE supersedes IS NOT NULL;
     CREATE INDEX observations_age ON observations(created_at);
     CREATE TABLE maintenance_runs (
         task TEXT PRIMARY KEY,

@@ -17,6 +17,7 @@ import logging
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -64,6 +65,8 @@ class Writer:
         self.files = FileStage()
         self.transactions = 0
         self.commands = 0
+        # The longest a transaction held the write lock (BEGIN to COMMIT), in seconds.
+        self.longest_hold_s = 0.0
 
     def start(self) -> None:
         """Open the connection, run migrations, then start the thread."""
@@ -159,11 +162,13 @@ class Writer:
         outcomes: list[tuple[bool, Any]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
+            began = time.perf_counter()
             for job in batch:
                 outcomes.append(self._run_one(conn, job))
             # Files land before the rows that describe them commit.
             self.files.publish()
             conn.execute("COMMIT")
+            self.longest_hold_s = max(self.longest_hold_s, time.perf_counter() - began)
         except BaseException as exc:  # the transaction itself failed: nothing committed
             log.exception("write transaction failed")
             self.files.discard_since(0)
