@@ -31,12 +31,21 @@ def test_brief_packs_whole_pages_then_excerpts_and_lists_the_rest(data_dir: Path
             )
             assert response.status_code == 200, response.text
         packet = client.get("/handoff", params={**SCOPE, "budget": "3000"}).json()
+        tight = client.get("/handoff", params={**SCOPE, "budget": "900"}).json()
         default = client.get("/handoff", params=SCOPE).json()
         huge = client.get("/handoff", params={**SCOPE, "budget": "50000"}).json()
     brief = packet["brief"]
     assert brief["included"][:2] == ["_rules/style.md", "_slots/current-focus.md"]
     assert "decisions/db.md" in brief["included"]
-    assert brief["excerpts"] and brief["omitted"]
+    # In tiers: every brief page gets a short extract before any gets a deep one.
+    assert sorted(brief["excerpts"]) == [
+        "concepts/big-1.md",
+        "concepts/big-2.md",
+        "concepts/big-3.md",
+    ]
+    assert brief["omitted"] == []
+    assert tight["brief"]["omitted"] and tight["brief"]["included"][0] == "_rules/style.md"
+    assert len(tight["context"]) <= 900
     assert "concepts/unpinned.md" not in brief["included"] + brief["excerpts"] + brief["omitted"]
     context = packet["context"]
     assert len(context) <= 3000
@@ -72,9 +81,12 @@ def test_an_interrupted_session_comes_back_as_a_recovery_snapshot(data_dir: Path
         time.sleep(1.2)  # now silent for longer than the idle threshold
         packet = client.get("/handoff", params={**SCOPE, "agent": "codex", "session_id": "new-1"})
         empty = client.get("/handoff", params={**SCOPE, "project": "elsewhere"}).json()
-    assert live.json()["recovery"] is None  # a session still going is not "interrupted"
+    # Shown at once: a session with no end is still open (running elsewhere, or cut off).
+    assert live.json()["recovery"]["state"] == "open"
+    assert "still open" in live.json()["context"]
     recovery = packet.json()["recovery"]
-    assert recovery["session_id"] == "cut-1"
+    assert recovery["session_id"] == "cut-1" and recovery["state"] == "interrupted"
+    assert recovery["first_prompt"] == "migrate the orders table"
     assert recovery["last_prompts"] == ["migrate the orders table", "add the index too"]
     assert "add the index too" in packet.json()["context"]
     assert empty["empty"] is True and empty["context"] == ""

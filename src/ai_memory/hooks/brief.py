@@ -8,6 +8,7 @@ The whole text fits a character budget (never above 9,500, so it fits a
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from ai_memory.core.kinds import RULE_PAGE_SQL
 MAX_BUDGET = 9500
 HANDOFF_CHARS = 2500
 RECOVERY_CHARS = 1500
+ANCHOR_CHARS = 2500
 MIN_EXCERPT = 200
 
 BRIEF_PAGES = f"""
@@ -39,6 +41,23 @@ SELECT body FROM observations
 WHERE workspace = ? AND project = ? AND session_id = ? AND kind = 'user-prompt'
 ORDER BY id DESC LIMIT 5
 """
+FIRST_PROMPT = """
+SELECT body FROM observations
+WHERE workspace = ? AND project = ? AND session_id = ? AND kind = 'user-prompt'
+ORDER BY id LIMIT 1
+"""
+LAST_ASSISTANT = """
+SELECT body FROM observations
+WHERE workspace = ? AND project = ? AND session_id = ? AND kind = 'stop' AND body != ''
+ORDER BY id DESC LIMIT 1
+"""
+EDITED = """
+SELECT meta FROM observations
+WHERE workspace = ? AND project = ? AND session_id = ? AND kind = 'post-tool-use'
+    AND meta LIKE '%"action": "edit"%' ORDER BY id DESC LIMIT 40
+"""
+# Short extracts of every brief page first, then deeper ones, then whole bodies.
+TIERS = (160, 700)
 
 
 @dataclass
@@ -50,43 +69,78 @@ class BriefSource:
 
 
 def read_source(
-    conn: sqlite3.Connection, scope: Scope, session_id: str | None, stale_before: str
+    conn: sqlite3.Connection,
+    scope: Scope,
+    session_id: str | None,
+    stale_before: str,
+    *,
+    pages: bool = True,
 ) -> BriefSource:
-    """Brief pages, and the newest other session if it was cut off: silent since
-    ``stale_before`` without an end (a live concurrent session is not "interrupted")."""
+    """Brief pages, and the newest other session when it has not ended: shown at once,
+    as "interrupted" once silent since ``stale_before``, as "still open" before that."""
     source = BriefSource()
     projects = [scope.project]
     if scope.project != GLOBAL_PROJECT:
         projects.append(GLOBAL_PROJECT)
-    for project in projects:
+    for project in projects if pages else ():
         rows = conn.execute(BRIEF_PAGES, (scope.workspace, project)).fetchall()
         source.pages += [dict(r) for r in rows]
     row = conn.execute(
         NEWEST_OTHER, (scope.workspace, scope.project, session_id, session_id)
     ).fetchone()
-    prompts = []
-    if row is not None and row["ended_at"] is None and row["last_event_at"] < stale_before:
-        prompts = conn.execute(
-            LAST_PROMPTS, (scope.workspace, scope.project, row["session_id"])
-        ).fetchall()
-    if row is not None and prompts:
-        source.recovery = {
-            "session_id": row["session_id"],
-            "agent": row["agent"],
-            "last_event_at": row["last_event_at"],
-            "last_prompts": [p["body"][:400] for p in reversed(prompts)],
-        }
+    if row is not None and row["ended_at"] is None:
+        snapshot = read_snapshot(conn, scope, row["session_id"])
+        if snapshot is not None:
+            source.recovery = {
+                "session_id": row["session_id"],
+                "agent": row["agent"],
+                "last_event_at": row["last_event_at"],
+                "state": "interrupted" if row["last_event_at"] < stale_before else "open",
+                **snapshot,
+            }
     return source
 
 
+def read_snapshot(conn: sqlite3.Connection, scope: Scope, session_id: str) -> dict[str, Any] | None:
+    """Where a session stands: its goal, latest prompts, files it changed, last answer."""
+    key = (scope.workspace, scope.project, session_id)
+    prompts = conn.execute(LAST_PROMPTS, key).fetchall()
+    if not prompts:
+        return None
+    first = conn.execute(FIRST_PROMPT, key).fetchone()
+    last = conn.execute(LAST_ASSISTANT, key).fetchone()
+    edited: dict[str, None] = {}
+    for (meta,) in conn.execute(EDITED, key):
+        try:
+            files = json.loads(meta).get("files") or []
+        except (ValueError, AttributeError):
+            continue
+        for name in files:
+            if isinstance(name, str):
+                edited.setdefault(name, None)
+    return {
+        "first_prompt": first["body"][:600] if first else None,
+        "last_prompts": [p["body"][:400] for p in reversed(prompts)],
+        "files_edited": list(edited)[:15],
+        "last_assistant_message": last["body"][:600] if last else None,
+    }
+
+
 def build_packet(
-    scope: Scope, handoff: dict[str, Any] | None, source: BriefSource, budget: int
+    scope: Scope,
+    handoff: dict[str, Any] | None,
+    source: BriefSource,
+    budget: int,
+    anchor: str | None = None,
 ) -> dict[str, Any]:
-    """Pack handoff, recovery and brief pages into ``budget`` characters of fenced text."""
+    """Pack anchor, handoff, recovery and brief pages into ``budget`` characters of fenced
+    text. The anchor (where the asking session itself stands) goes first."""
     budget = max(500, min(budget, MAX_BUDGET))
     head = f'{NOTE}\n<{FENCE} project="{neutralise(str(scope))}">\n'
     tail = f"\n</{FENCE}>"
     sections: list[str] = []
+    if anchor:
+        sections.append(_fit(anchor, ANCHOR_CHARS))
     if handoff is not None:
         sections.append(_fit(_handoff_text(handoff), HANDOFF_CHARS))
     if source.recovery is not None and (
@@ -108,6 +162,7 @@ def build_packet(
         "project": scope.project,
         "handoff": handoff,
         "recovery": source.recovery,
+        "anchor": anchor,
         "brief": {"included": included, "excerpts": excerpts, "omitted": omitted},
         "budget": budget,
         "context": context,
@@ -118,30 +173,48 @@ def build_packet(
 def _pack_pages(
     pages: list[dict[str, Any]], room: int
 ) -> tuple[list[str], list[str], list[str], str]:
+    """Fit as many pages as the room allows, in tiers: a short extract of each first (in
+    brief order: rules, slots, pinned), then deeper extracts, then whole bodies."""
+    sizes: list[int | None] = [None] * len(pages)  # None: not in; else body chars kept
+    texts = [""] * len(pages)
+    for level, tier in enumerate((*TIERS, None)):
+        upgrades: list[tuple[int, int, int, str]] = []
+        for index, page in enumerate(pages):
+            if level and sizes[index] is None:
+                continue  # a page with no extract in gets no deeper one either
+            body = page["body"].strip()
+            size = len(body) if tier is None else min(tier, len(body))
+            if sizes[index] is not None and size <= (sizes[index] or 0):
+                continue
+            text = _page_text(page, body if size >= len(body) else _extract(body, size))
+            upgrades.append((len(text) - len(texts[index]), index, size, text))
+        if level:  # past the first extracts, the cheapest deepening first: more pages whole
+            upgrades.sort(key=lambda item: item[0])
+        for cost, index, size, text in upgrades:
+            if cost <= room:
+                room -= cost
+                texts[index], sizes[index] = text, size
     included: list[str] = []
     excerpts: list[str] = []
-    parts: list[str] = []
-    left = []
-    for page in pages:
-        text = _page_text(page, page["body"])
-        if len(text) <= room:
-            parts.append(text)
-            room -= len(text)
+    omitted: list[str] = []
+    for index, page in enumerate(pages):
+        kept = sizes[index]
+        if kept is None:
+            omitted.append(_name(page))
+        elif kept >= len(page["body"].strip()):
             included.append(_name(page))
         else:
-            left.append(page)
-    omitted: list[str] = []
-    for page in left:
-        header = _page_text(page, "")
-        if room - len(header) >= MIN_EXCERPT:
-            size = min(room - len(header) - 2, 1200)
-            text = _page_text(page, page["body"][:size].rstrip() + "…")
-            parts.append(text)
-            room -= len(text)
             excerpts.append(_name(page))
-        else:
-            omitted.append(_name(page))
-    return included, excerpts, omitted, "".join(parts)
+    return included, excerpts, omitted, "".join(texts)
+
+
+def _extract(body: str, size: int) -> str:
+    """The first ``size`` characters, cut at a word, marked as cut."""
+    cut = body[:size]
+    space = cut.rfind(" ")
+    if space > size // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
 def _name(page: dict[str, Any]) -> str:
@@ -185,11 +258,24 @@ def _handoff_text(handoff: dict[str, Any]) -> str:
 
 
 def _recovery_text(recovery: dict[str, Any]) -> str:
+    state = (
+        "is still open (running elsewhere, or cut off without ending)"
+        if recovery.get("state") == "open"
+        else "was cut off without ending"
+    )
     lines = [
-        f"## Interrupted session {recovery['session_id']} ({recovery['agent']}, last event "
-        f"{recovery['last_event_at']}) ended without a handoff. Its last prompts:"
+        f"## Continuity: session {recovery['session_id']} ({recovery['agent']}, last event "
+        f"{recovery['last_event_at']}) {state}; it left no handoff. Where it stood:"
     ]
+    if recovery.get("first_prompt"):
+        lines.append(f"Goal (first prompt): {' '.join(recovery['first_prompt'].split())[:300]}")
+    lines.append("Its last prompts:")
     lines += [f"- {' '.join(p.split())[:300]}" for p in recovery["last_prompts"]]
+    if recovery.get("files_edited"):
+        lines.append("Files it changed: " + ", ".join(recovery["files_edited"]))
+    if recovery.get("last_assistant_message"):
+        last = " ".join(recovery["last_assistant_message"].split())[:400]
+        lines.append(f"Its last answer: {last}")
     return "\n".join(lines) + "\n"
 
 

@@ -205,6 +205,14 @@ def claim_command(
     return command
 
 
+def consumed_handoff(
+    conn: sqlite3.Connection, scope: Scope, session_id: str
+) -> dict[str, Any] | None:
+    """The handoff this session's start hook claimed, if any."""
+    row = conn.execute(CONSUMED_BY_HOOK, (scope.workspace, scope.project, session_id)).fetchone()
+    return handoff_dict(row) if row is not None else None
+
+
 def best_open(
     conn: sqlite3.Connection, scope: Scope, session_id: str | None, cwd: str | None
 ) -> sqlite3.Row | None:

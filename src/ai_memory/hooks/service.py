@@ -15,9 +15,9 @@ import anyio.to_thread
 from ai_memory.core.clock import iso, utc_now
 from ai_memory.core.errors import AiMemoryError, InvalidInput, NotFound, Saturated
 from ai_memory.core.identity import Scope
-from ai_memory.hooks.brief import build_packet, read_source
+from ai_memory.hooks.brief import BriefSource, build_packet, read_snapshot, read_source
 from ai_memory.hooks.followup import SessionFinisher
-from ai_memory.hooks.handoffs import claim_command
+from ai_memory.hooks.handoffs import claim_command, consumed_handoff
 from ai_memory.hooks.ingest import (
     HookEvent,
     IngestOutcome,
@@ -26,6 +26,7 @@ from ai_memory.hooks.ingest import (
     parse_event,
     store_command,
 )
+from ai_memory.hooks.recap import anchor_text, claimed_note
 from ai_memory.hooks.sanitize import Sanitizer
 from ai_memory.hooks.sessions import (
     SessionKey,
@@ -198,21 +199,19 @@ class HookService:
         """Claim the best handoff (exactly once) and pack it with the project brief.
 
         A session asking again gets the handoff it already claimed (its first answer may
-        never have reached the agent). A session resumed or compacted claims nothing new.
+        never have reached the agent). A resumed session claims nothing new; a start after
+        a compaction gets the anchor of its own work instead (see :meth:`recap`).
         """
-        agent, cwd, scope = await anyio.to_thread.run_sync(
-            common_params, params, {}, self.sanitizer, limiter=self.cpu
-        )
-        session_id = given_session_id(params, self.sanitizer)
-        budget = _budget(params.get("budget"), self.runtime.config.hooks.brief_chars)
-        source = params.get("source") or None
+        if params.get("source") == "compact":
+            return await self.recap(params, brief=False)
+        agent, cwd, scope, session_id, budget = await self._packet_params(params)
         command = claim_command(
             scope,
             agent=agent,
             session_id=session_id,
             cwd=cwd,
             via="hook",
-            claim_new=source not in NO_NEW_CLAIM,
+            claim_new=params.get("source") not in NO_NEW_CLAIM,
         )
         _, handoff = await self.runtime.writer.run(
             command, timeout=self.runtime.config.store.write_timeout_s
@@ -222,6 +221,48 @@ class HookService:
             lambda conn: read_source(conn, scope, session_id, stale)
         )
         return build_packet(scope, handoff, source_data, budget)
+
+    async def recap(self, params: Mapping[str, str], *, brief: bool = True) -> dict[str, Any]:
+        """Re-ground a session: its own goal, prompts and changes (the anchor), the handoff
+        it started from named in a line, a session left open, then the brief. Claims nothing."""
+        _, _, scope, session_id, budget = await self._packet_params(params)
+        stale = iso(utc_now() - timedelta(seconds=self.runtime.config.hooks.idle_end_s))
+
+        def read(conn: Any) -> tuple[BriefSource, dict[str, Any] | None, Any]:
+            source = read_source(conn, scope, session_id, stale, pages=brief)
+            snapshot = read_snapshot(conn, scope, session_id) if session_id else None
+            claimed = consumed_handoff(conn, scope, session_id) if session_id else None
+            return source, snapshot, claimed
+
+        source, snapshot, claimed = await self.runtime.readers.aread(read)
+        anchor = anchor_text(session_id or "", snapshot)
+        if anchor is not None:
+            anchor += claimed_note(claimed)
+        elif claimed is not None:
+            anchor = claimed_note(claimed)
+        packet = build_packet(scope, None, source, budget, anchor=anchor)
+        packet["handoff"] = claimed
+        return packet
+
+    async def brief(self, params: Mapping[str, str]) -> dict[str, Any]:
+        """The project brief alone (a subagent's start): nothing claimed, nothing recovered."""
+        _, _, scope, _, budget = await self._packet_params(params)
+        stale = iso(utc_now())
+        source = await self.runtime.readers.aread(
+            lambda conn: read_source(conn, scope, None, stale)
+        )
+        source.recovery = None
+        return build_packet(scope, None, source, budget)
+
+    async def _packet_params(
+        self, params: Mapping[str, str]
+    ) -> tuple[str, str | None, Scope, str | None, int]:
+        agent, cwd, scope = await anyio.to_thread.run_sync(
+            common_params, params, {}, self.sanitizer, limiter=self.cpu
+        )
+        session_id = given_session_id(params, self.sanitizer)
+        budget = _budget(params.get("budget"), self.runtime.config.hooks.brief_chars)
+        return agent, cwd, scope, session_id, budget
 
     def stats(self) -> dict[str, Any]:
         return {

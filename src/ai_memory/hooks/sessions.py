@@ -35,6 +35,15 @@ ORDER BY s.ended_at LIMIT ?
 SESSION_PAGE = """
 SELECT page_id FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?
 """
+# A session that only started and ended (a health check, `claude mcp list`) leaves nothing.
+DROP_EMPTY_FTS = """
+DELETE FROM observations_fts WHERE rowid IN (SELECT id FROM observations
+    WHERE workspace = ? AND project = ? AND session_id = ?)
+"""
+DROP_EMPTY_OBSERVATIONS = (
+    "DELETE FROM observations WHERE workspace = ? AND project = ? AND session_id = ?"
+)
+DROP_EMPTY_SESSION = "DELETE FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?"
 NEWEST_OPEN_FOR_AGENT = """
 SELECT session_id FROM sessions
 WHERE workspace = ? AND project = ? AND ended_at IS NULL AND (? IS NULL OR agent = ?)
@@ -135,6 +144,11 @@ def _end_command(
                 now=now,
             )
             handoff_id = int(handoff["id"])
+        elif not digest.has_work:
+            ids = (key.workspace, key.project, key.session_id)
+            for statement in (DROP_EMPTY_FTS, DROP_EMPTY_OBSERVATIONS, DROP_EMPTY_SESSION):
+                conn.execute(statement, ids)
+            return EndResult(key, None, None, None)
         conn.execute(MARK_ENDED, (now, reason, page_id, key.workspace, key.project, key.session_id))
         return EndResult(key, path if page_id else None, page_id, handoff_id)
 

@@ -66,6 +66,18 @@ async def handoff(request: Request, hooks: HooksDep) -> dict[str, Any]:
     return await hooks.session_start_packet(dict(request.query_params))
 
 
+@router.get("/recap")
+async def recap(request: Request, hooks: HooksDep) -> dict[str, Any]:
+    """Re-grounding for a session: its own goal, prompts and changes, then the brief."""
+    return await hooks.recap(dict(request.query_params))
+
+
+@router.get("/brief")
+async def brief(request: Request, hooks: HooksDep) -> dict[str, Any]:
+    """The fenced project brief alone (a subagent's start); claims no handoff."""
+    return await hooks.brief(dict(request.query_params))
+
+
 # -- /api/v1/handoffs ------------------------------------------------------------------
 
 
