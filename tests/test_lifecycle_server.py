@@ -82,3 +82,30 @@ def test_lint_sweep_and_restore_as_mcp_tools(server: ServerProcess) -> None:
         assert client.post("/api/v1/commit").is_success
     back = call(server, "memory_restore_page", path="notes/old.md", project="m")
     assert back["version"] == 2
+
+
+def access_counts(server: ServerProcess, project: str) -> dict[str, int]:
+    import sqlite3
+    import time
+
+    sql = "SELECT path, access_count FROM pages WHERE project = ? AND is_latest = 1"
+    deadline = time.monotonic() + 10
+    while True:
+        with sqlite3.connect(server.data_dir / "db" / "memory.sqlite") as conn:
+            found = dict(conn.execute(sql, (project,)).fetchall())
+        if all(found.values()) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def test_reading_a_page_its_related_pages_and_the_briefing_reinforce_them(
+    server: ServerProcess,
+) -> None:
+    call(server, "memory_write_page", path="notes/a.md", body="see [[notes/b.md]]", project="r")
+    call(server, "memory_write_page", path="notes/b.md", body="the target", project="r")
+    call(server, "memory_write_page", path="_slots/now.md", body="current focus", project="r")
+    call(server, "memory_read_page", path="notes/a.md", project="r", include_related=True)
+    call(server, "memory_briefing", project="r")
+    counts = access_counts(server, "r")
+    assert counts == {"notes/a.md": counts["notes/a.md"], "notes/b.md": 1, "_slots/now.md": 1}
+    assert counts["notes/a.md"] >= 1

@@ -21,9 +21,14 @@ Key = tuple[str, str, str]
 
 
 def related_pages(
-    conn: sqlite3.Connection, start: PageRef, depth: int, limit: int
+    conn: sqlite3.Connection,
+    start: PageRef,
+    depth: int,
+    limit: int,
+    shown: list[int] | None = None,
 ) -> list[dict[str, Any]]:
-    """Pages linked from or to ``start``, breadth first, nearest first."""
+    """Pages linked from or to ``start``, breadth first, nearest first; the ids of those
+    that exist are added to ``shown`` (they reinforce as read)."""
     origin: Key = (start.workspace, start.project, start.path)
     seen: set[Key] = {origin}
     found: list[dict[str, Any]] = []
@@ -40,6 +45,8 @@ def related_pages(
             found.append(_describe(neighbour, node, level + 1, via, key))
             if node is not None:
                 queue.append((neighbour, level + 1))
+                if shown is not None:
+                    shown.append(int(node["id"]))
             if len(found) >= limit:
                 break
     return found

@@ -24,6 +24,7 @@ from ai_memory.mcp.args import (
 )
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
 from ai_memory.mcp.errors import InvalidArgument, argument
+from ai_memory.mcp.reinforce import reinforce
 from ai_memory.mcp.related import MAX_DEPTH, MAX_PAGES, related_pages
 from ai_memory.mcp.scope import ResolvedScope
 from ai_memory.mcp.search import best_page
@@ -95,10 +96,12 @@ def _read_tool(deps: ToolDeps) -> Any:
             data = _page_view(page, max_chars)
             if matched is not None:
                 data["matched_query"] = matched
+            shown = [page["page_id"]] if page["is_latest"] else []
             if include_related:
                 data["related"] = await runtime.readers.aread(
-                    lambda conn: related_pages(conn, ref, related_depth, related_limit)
+                    lambda conn: related_pages(conn, ref, related_depth, related_limit, shown)
                 )
+            reinforce(runtime, shown)
             data["note"] = fence.NOTE
             data["scope"] = resolved.to_dict()
             return data
