@@ -152,6 +152,13 @@ class RetrievalSettings(Section):
     reinforce_interval_s: float = Field(
         60.0, ge=0.0, le=86400, description="a hit bumps a page's access count at most this often"
     )
+    feedback_weight: float = Field(
+        0.0,
+        ge=0.0,
+        le=5.0,
+        description="how far feedback on a page version moves its rank (0: not at all, "
+        "1: the built-in steps); shown in explain as the feedback part",
+    )
 
 
 class EmbeddingsSettings(Section):

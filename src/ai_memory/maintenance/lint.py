@@ -21,6 +21,7 @@ from ai_memory.store import pages
 from ai_memory.wiki.wiki import Wiki
 
 REPORT = "_lint/report.md"
+MAX_LISTED = 1000  # keeps the report page well under the page size limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,15 +117,22 @@ def find(conn: sqlite3.Connection, config: Config, scope: Scope, now: str) -> li
     return out
 
 
-def render(scope: Scope, findings: list[Finding], now: str) -> str:
-    lines = [
-        f"# Lint report for {scope.project}",
-        "",
-        f"{len(findings)} finding(s).",
-        "",
-    ]
+def render(scope: Scope, findings: list[Finding]) -> str:
+    """The report page; past MAX_LISTED findings it counts the rest (the tool lists all)."""
+    by_rule: dict[str, int] = {}
     for f in findings:
+        by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
+    lines = [f"# Lint report for {scope.project}", "", f"{len(findings)} finding(s)."]
+    if by_rule:
+        lines += ["", ", ".join(f"{rule}: {n}" for rule, n in sorted(by_rule.items()))]
+    lines.append("")
+    for f in findings[:MAX_LISTED]:
         lines.append(f"- **{f.rule}** `{f.path}`: {f.message}. Fix: {f.fix}.")
+    if len(findings) > MAX_LISTED:
+        lines += [
+            "",
+            f"… and {len(findings) - MAX_LISTED} more: `ai-memory lint --json` lists all.",
+        ]
     if not findings:
         lines.append("Nothing to fix.")
     return "\n".join(lines) + "\n"
@@ -138,7 +146,7 @@ def lint_project(
     findings = wiki.readers.read(lambda conn: find(conn, config, scope, now))
     report = wiki.write_page(
         scope.page(REPORT),
-        render(scope, findings, now),
+        render(scope, findings),
         {"title": f"Lint report for {scope.project}", "kind": "lint", "tier": "working"},
         actor="maintenance",
     )

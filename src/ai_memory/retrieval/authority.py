@@ -33,8 +33,12 @@ def authority(
     tags: Iterable[str],
     feedback: Mapping[str, int],
     older_version: bool = False,
+    feedback_weight: float = 1.0,
 ) -> tuple[float, dict[str, float]]:
-    """The clamped factor and the parts it is made of (for explain)."""
+    """The clamped factor and the parts it is made of (for explain).
+
+    ``feedback_weight`` scales the feedback steps; at 0 feedback does not rank at all.
+    """
     parts: dict[str, float] = {
         "kind": KIND.get(kind, 1.0),
         "tier": TIER.get(tier, 1.0),
@@ -45,8 +49,8 @@ def authority(
         factor = TAGS.get(tag.lower())
         if factor is not None:
             parts[f"tag:{tag.lower()}"] = factor
-    if feedback:
-        delta = sum(FEEDBACK.get(signal, 0.0) * n for signal, n in feedback.items())
+    if feedback and feedback_weight:
+        delta = feedback_weight * sum(FEEDBACK.get(s, 0.0) * n for s, n in feedback.items())
         parts["feedback"] = min(max(1.0 + delta, FEEDBACK_RANGE[0]), FEEDBACK_RANGE[1])
     if older_version:
         parts["older_version"] = OLDER_VERSION

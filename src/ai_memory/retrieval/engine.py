@@ -46,9 +46,10 @@ SELECT id, workspace, project, path, version, is_latest, title, kind, tier, tags
     expires_at FROM pages WHERE id IN ({marks})
 """
 BODIES = "SELECT id, body, frontmatter FROM pages WHERE id IN ({marks})"
+# Feedback counts for the page version it was given on: a rewrite leaves it behind.
 FEEDBACK = """
-SELECT workspace, project, path, signal, count(*) AS n FROM page_feedback
-WHERE path IN ({marks}) GROUP BY workspace, project, path, signal
+SELECT page_id, signal, count(*) AS n FROM page_feedback
+WHERE page_id IN ({marks}) GROUP BY page_id, signal
 """
 HAS_PAGES = "SELECT 1 FROM pages WHERE workspace = ? AND project = ? AND is_latest = 1 LIMIT 1"
 GRAPH_SEEDS = 5
@@ -225,7 +226,8 @@ class Engine:
                 tier=row["tier"],
                 pinned=bool(row["pinned"]),
                 tags=json.loads(row["tags"]),
-                feedback=feedback.get((row["workspace"], row["project"], row["path"]), {}),
+                feedback=feedback.get(page_id, {}),
+                feedback_weight=self.settings.feedback_weight,
                 older_version=not row["is_latest"],
             )
             scored.append((entry.rrf * factor, bool(row["pinned"]), row, factor, parts))
@@ -344,13 +346,13 @@ def _hit_explain(entry: Fused, factor: float, parts: dict[str, float]) -> HitExp
 
 def _feedback(
     conn: sqlite3.Connection, rows: Collection[sqlite3.Row]
-) -> dict[tuple[str, str, str], dict[str, int]]:
-    paths = sorted({r["path"] for r in rows})
-    if not paths:
+) -> dict[int, dict[str, int]]:
+    ids = sorted({int(r["id"]) for r in rows})
+    if not ids:
         return {}
-    out: dict[tuple[str, str, str], dict[str, int]] = {}
-    for r in conn.execute(FEEDBACK.format(marks=",".join("?" * len(paths))), paths):
-        out.setdefault((r["workspace"], r["project"], r["path"]), {})[r["signal"]] = int(r["n"])
+    out: dict[int, dict[str, int]] = {}
+    for r in conn.execute(FEEDBACK.format(marks=",".join("?" * len(ids))), ids):
+        out.setdefault(int(r["page_id"]), {})[r["signal"]] = int(r["n"])
     return out
 
 
