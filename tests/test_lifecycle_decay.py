@@ -131,3 +131,13 @@ def test_sessions_idle_end_after_hours_overrides_the_hooks_key(tmp_path: object)
     assert legacy.idle_end_s == 600.0
     hours = Config.load(str(tmp_path), {"AI_MEMORY_SESSIONS__IDLE_END_AFTER_HOURS": "2"})
     assert hours.idle_end_s == 7200.0
+
+
+def test_dormant_ages_semantic_pages_for_lint_but_never_pinned_ones() -> None:
+    from ai_memory.store.decay import dormant
+
+    assert not dormant(page("semantic", days=10), NOW, PARAMS)
+    assert dormant(page("semantic", days=400), NOW, PARAMS)
+    assert not dormant(page("semantic", days=400, pinned=True), NOW, PARAMS)
+    read = page("procedural", days=400, access_count=1, last_access_at=iso(NOW))
+    assert not dormant(read, NOW, PARAMS)

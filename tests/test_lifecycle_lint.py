@@ -117,3 +117,35 @@ def test_a_rewrite_clears_stale_and_helpful_moves_salience_within_its_clamp(
     runtime.wiki.write_page(ref, "# Alpha\n\ncorrected, see [[decisions/b.md]]\n")
     assert runtime.readers.read(lambda conn: latest_signals(conn, ref)) == []
     assert ("flagged-wrong", "concepts/a.md") not in findings(runtime)
+
+
+def test_dormant_near_duplicates_are_an_advisory_finding(runtime: Runtime) -> None:
+    import numpy as np
+
+    vec = Scope.of(None, "vec")
+    wiki = runtime.wiki
+    wiki.write_page(vec.page("index.md"), "[[concepts/x.md]] [[concepts/y.md]] [[concepts/z.md]]")
+    directions = {"x": [1.0, 0.0, 0.0], "y": [0.95, 0.31, 0.0], "z": [0.0, 0.0, 1.0]}
+    ids = {}
+    for name in directions:
+        ids[name] = wiki.write_page(vec.page(f"concepts/{name}.md"), f"# {name}\n").page_id
+
+    def store(conn: object) -> None:
+        for name, direction in directions.items():
+            v = np.array(direction, dtype=np.float32)
+            blob = (v / np.linalg.norm(v)).astype(np.float16).tobytes()
+            conn.execute(  # type: ignore[attr-defined]
+                "INSERT INTO page_vectors (page_id, workspace, project, chunk, provider, model, "
+                "dim, vector, created_at) VALUES (?, 'default', 'vec', 0, 'local', 'm', 3, ?, "
+                "'2026-01-01T00:00:00Z')",
+                (ids[name], blob),
+            )
+
+    runtime.writer.call(store)
+    now = datetime.now(UTC)
+    fresh = lint_project(wiki, runtime.config, vec)
+    assert not [f for f in fresh["findings"] if f["rule"] == "similar"]  # in use: no advice
+    later = lint_project(wiki, runtime.config, vec, clock=lambda: iso(now + timedelta(days=400)))
+    similar = [(f["path"], f["message"]) for f in later["findings"] if f["rule"] == "similar"]
+    assert len(similar) == 1 and similar[0][0] == "concepts/x.md"
+    assert "`concepts/y.md`" in similar[0][1]

@@ -16,6 +16,7 @@ from typing import Any
 from ai_memory.config import Config
 from ai_memory.core.identity import Scope
 from ai_memory.maintenance import sweep
+from ai_memory.maintenance.similar import similar_pairs
 from ai_memory.store import lint as sql
 from ai_memory.store import pages
 from ai_memory.wiki.wiki import Wiki
@@ -112,6 +113,16 @@ def find(conn: sqlite3.Connection, config: Config, scope: Scope, now: str) -> li
                 cold.ref.path,
                 "cold: the next forget sweep evicts it",
                 "read or pin it to keep it; an evicted page can be restored with restore-page",
+            )
+        )
+    for first, second, value in similar_pairs(conn, config, scope, now):
+        out.append(
+            Finding(
+                "similar",
+                first,
+                f"says nearly what `{second}` says (cosine {value:.2f}); one may contradict "
+                "or repeat the other (advisory)",
+                f"merge them, or link the two and say how `{first}` differs",
             )
         )
     return out

@@ -116,6 +116,25 @@ def score(
     return base + use
 
 
+def dormant(page: PageAge, now: datetime, params: DecayParams) -> bool:
+    """Whether a page would be cold if its tier let it decay (semantic and procedural pages
+    never leave, but lint points out unused near-duplicates among them). Pinned never is."""
+    if page.pinned or page.path.startswith("_slots/"):
+        return False
+    since_access = days_between(page.last_access_at, now) if page.last_access_at else 0.0
+    seen = max(page.created_at, page.last_access_at or "")
+    value = score(
+        page.salience,
+        days_between(seen, now),
+        page.access_count,
+        since_access,
+        rate=params.rate(page.tier),
+        sigma=params.sigma,
+        mu=params.mu,
+    )
+    return value < params.cold_threshold
+
+
 def is_cold(page: PageAge, now: datetime, params: DecayParams) -> bool:
     return retention(page, now, params) < params.cold_threshold
 
