@@ -200,8 +200,32 @@ def seed_web_content(client: httpx.Client) -> None:
     hook = {"workspace": "default", "project": "api", "agent": "claude-code", "session_id": "s-1"}
     prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the cart"}
     seeded(client.post("/hook", params=hook, json=prompt))
-    handoff = {"project": "api", "summary": "finish the <b>cart</b> page"}
+    for event in SESSION_EVENTS:
+        seeded(client.post("/hook", params=hook, json=event))
+    handoff = {
+        "project": "api",
+        "summary": "finish the <b>cart</b> page",
+        "next_steps": ["wire the cart total", "add the checkout test"],
+        "open_questions": ["do we keep guest carts?"],
+    }
     seeded(client.post("/api/v1/handoffs", json=handoff))
+
+
+SESSION_EVENTS = [
+    {
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "pytest -q tests/test_cart.py", "description": "run tests"},
+        "tool_response": {"stdout": "1 failed", "exit_code": 1},
+    },
+    {
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Edit",
+        "tool_input": {"file_path": "src/cart.py", "old_string": "a", "new_string": "b"},
+        "tool_response": {"success": True},
+    },
+    {"hook_event_name": "Stop", "last_assistant_message": "Fixed the cart: the total now rounds."},
+]
 
 
 def seeded(response: httpx.Response) -> None:

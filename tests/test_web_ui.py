@@ -160,7 +160,8 @@ def test_project_page_filters_by_kind_and_shows_sessions_and_handoffs(
         bad_kind = client.get("/web/default/api", params={"kind": "nonsense"})
         missing = client.get("/web/default/nope")
     assert {WAL, DB, EVIL} <= set(hrefs(everything.text))
-    assert "s-1<" in everything.text and "claude-code" in everything.text
+    assert "/web/default/api/session/s-1" in hrefs(everything.text)
+    assert ">fix the cart</a>" in everything.text and "claude-code" in everything.text
     assert "finish the &lt;b&gt;cart&lt;/b&gt; page" in everything.text
     assert DB in hrefs(decisions.text)
     assert WAL not in hrefs(decisions.text) and EVIL not in hrefs(decisions.text)
@@ -300,3 +301,156 @@ def test_a_deleted_page_shows_its_last_version_and_history(web_server: ServerPro
     notice = page.text.split('id="old-version"')[1].split("</p>")[0]
     assert "deleted" in notice
     assert "/web/default/api/page/notes/gone.md" not in hrefs(listing.text)
+
+
+# -- operator pages: health, sessions, tree, diff, graph, handoffs, search filters ----------
+
+
+def local_only(html: str) -> None:
+    """No page loads or links anything off this server (no external assets)."""
+    for tag, attrs in tags_of(html):
+        for name in ("src", "href", "action"):
+            value = attrs.get(name)
+            if value is not None:
+                assert value.startswith(("/", "?", "#")), (tag, name, value)
+
+
+def test_health_page_shows_the_status_read_only(web_server: ServerProcess) -> None:
+    with browser(web_server) as client:
+        page = client.get("/web/health")
+    assert page.status_code == 200
+    assert str(web_server.data_dir.resolve()) in page.text
+    assert 'id="all-well"' in page.text and "writer queue" in page.text
+    assert 'href="/web/default/api"' in page.text
+    assert "<form" not in page.text.split("<main>")[1]  # read-only: nothing to submit
+    local_only(page.text)
+
+
+def test_sessions_timeline_lists_titles_agents_durations_and_outcomes(
+    web_server: ServerProcess,
+) -> None:
+    with browser(web_server) as client:
+        everywhere = client.get("/web/sessions")
+        project = client.get("/web/default/api/sessions")
+        bad = client.get("/web/sessions", params={"before": "soon"})
+    for page in (everywhere, project):
+        assert page.status_code == 200
+        assert ">fix the cart</a>" in page.text and "claude-code" in page.text
+        assert "/web/default/api/session/s-1" in hrefs(page.text)
+        assert '<span class="outcome failed">open, 1 failed call</span>' in page.text
+        local_only(page.text)
+    assert bad.status_code == 400 and "before must be a whole number" in bad.text
+
+
+def test_session_view_reads_like_the_session(web_server: ServerProcess) -> None:
+    with browser(web_server) as client:
+        page = client.get("/web/default/api/session/s-1")
+        missing = client.get("/web/default/api/session/nope")
+    assert page.status_code == 200
+    conversation = page.text.split('id="conversation"')[1]
+    assert '<li class="prompt">' in conversation and "fix the cart" in conversation
+    assert '<span class="tool-summary">pytest -q tests/test_cart.py</span>' in conversation
+    assert '<span class="tool-outcome">failed (exit 1)</span>' in conversation
+    assert '<span class="tool-summary">src/cart.py</span>' in conversation
+    assert "Fixed the cart: the total now rounds." in conversation
+    assert "&#34;command&#34;" not in conversation and "\\n" not in conversation
+    assert "2 tool calls" in page.text and "1 failed" in page.text
+    assert missing.status_code == 404 and "no session nope" in missing.text
+
+
+def test_project_page_shows_handoff_next_steps_and_open_questions(
+    web_server: ServerProcess,
+) -> None:
+    with browser(web_server) as client:
+        page = client.get("/web/default/api")
+    handoffs = page.text.split('id="handoffs"')[1].split("</section>")[0]
+    assert "Next steps" in handoffs and "<li>wire the cart total</li>" in handoffs
+    assert "Open questions" in handoffs and "<li>do we keep guest carts?</li>" in handoffs
+    for view in ("tree", "graph", "sessions"):
+        assert f"/web/default/api/{view}" in hrefs(page.text)
+
+
+def test_tree_shows_folders_with_kinds_and_counts(web_server: ServerProcess) -> None:
+    with browser(web_server) as client:
+        page = client.get("/web/default/api/tree")
+        missing = client.get("/web/default/nope/tree")
+    assert page.status_code == 200
+    tree = page.text.split('id="tree"')[1]
+    for folder in ("concepts/", "decisions/", "notes/"):
+        assert f'<span class="folder-name">{folder}</span>' in tree
+    assert '<span class="badge">decision 1</span>' in tree
+    assert {WAL, DB, EVIL} <= set(hrefs(tree))
+    assert missing.status_code == 404
+    local_only(page.text)
+
+
+def test_history_diff_between_any_two_versions(web_server: ServerProcess) -> None:
+    base = "/web/default/api/diff/concepts/wal.md"
+    with browser(web_server) as client:
+        default = client.get(base)
+        reverse = client.get(base, params={"a": "2", "b": "1"})
+        same = client.get(base, params={"a": "2", "b": "2"})
+        bad = client.get(base, params={"a": "9"})
+        history = client.get(WAL)
+    assert default.status_code == 200
+    diff = default.text.split('id="diff"')[1].split("</pre>")[0]
+    assert '<span class="del">-WAL lets readers proceed while one writer commits.</span>' in diff
+    assert (
+        '<span class="add">+WAL lets readers proceed while the single writer commits.</span>'
+        in diff
+    )
+    assert '<span class="del">-title: WAL</span>' in reverse.text
+    assert '<span class="add">+title: wal</span>' in reverse.text
+    assert 'id="no-diff"' in same.text
+    assert bad.status_code == 400 and "has no version 9" in bad.text
+    assert f"{base}?a=1&b=2" in hrefs(history.text)
+
+
+def test_graph_api_and_page(web_server: ServerProcess) -> None:
+    with web_server.client() as api:
+        data = api.get("/api/v1/graph", params={"project": "api"}).json()
+        missing = api.get("/api/v1/graph", params={"project": "nope"})
+        bad = api.get("/api/v1/graph", params={"project": "api", "limit": "0"})
+    assert httpx.get(f"{web_server.url}/api/v1/graph?project=api", timeout=10).status_code == 401
+    paths = {n["path"] for n in data["nodes"]}
+    assert {"decisions/db.md", "concepts/wal.md"} <= paths
+    assert {"src": "decisions/db.md", "dst": "concepts/wal.md"} in data["edges"]
+    assert data["total"] >= 3 and missing.status_code == 404 and bad.status_code == 422
+    with browser(web_server) as client:
+        page = client.get("/web/default/api/graph")
+        too_many = client.get("/web/default/api/graph", params={"limit": "5000"})
+    svg = page.text.split('<svg id="graph"')[1].split("</svg>")[0]
+    assert svg.count("<circle") == len(data["nodes"]) and svg.count("<line") == len(data["edges"])
+    assert 'href="/web/default/api/page/decisions/db.md"' in svg
+    assert too_many.status_code == 400
+    local_only(page.text)
+
+
+def test_search_filters_highlights_and_explains(web_server: ServerProcess) -> None:
+    with browser(web_server) as client:
+        plain_hits = client.get("/web/search", params={"q": "SQLite wal", "project": "api"})
+        decisions = client.get(
+            "/web/search", params={"q": "SQLite wal", "project": "api", "kind": "decision"}
+        )
+        by_path = client.get(
+            "/web/search", params={"q": "readers wal", "project": "api", "path": "concepts/"}
+        )
+        explained = client.get(
+            "/web/search", params={"q": "SQLite wal", "project": "api", "explain": "1"}
+        )
+        bad_kind = client.get("/web/search", params={"q": "wal", "kind": "nonsense"})
+    hits = plain_hits.text.split('id="hits"')[1].split("</ol>")[0]
+    assert "<mark>SQLite</mark>" in hits
+    assert "[[" not in hits and "]]" not in hits  # link syntax shown as text
+    assert 'id="query-explain"' not in plain_hits.text and "why this result" not in hits
+    decision_hits = hrefs(decisions.text.split('id="hits"')[1].split("</ol>")[0])
+    assert DB in decision_hits and WAL not in decision_hits
+    path_hits = hrefs(by_path.text.split('id="hits"')[1].split("</ol>")[0])
+    assert WAL in path_hits and DB not in path_hits
+    assert "<option selected>decision</option>" in decisions.text
+    assert (
+        'id="query-explain"' in explained.text
+        and "<summary>why this result</summary>" in explained.text
+    )
+    assert "<td>fts</td>" in explained.text and "contribution" in explained.text
+    assert bad_kind.status_code == 400

@@ -23,7 +23,7 @@ from ai_memory.metrics.registry import Metrics
 from ai_memory.runtime import Runtime
 from ai_memory.service.drain import start_spool_drain
 from ai_memory.store.upgrade import refuse_newer_database
-from ai_memory.web import admin, api, ui
+from ai_memory.web import admin, api, graph_api, ui
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import maintenance as maintenance_api
 from ai_memory.web import search as search_api
@@ -72,6 +72,7 @@ def create_app(config: Config, token: str) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(admin.router)
+    app.include_router(graph_api.router)
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
     app.include_router(maintenance_api.router)

@@ -3,63 +3,55 @@
 Server-rendered HTML, no script. Every read goes through the same functions
 the JSON API uses (the wiki's page reads, the status counts, the one search
 entry point); domain errors become an HTML error page with their own status.
+The sessions, tree/diff/graph and health pages live in their own modules.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Awaitable, Callable
-from functools import wraps
-from typing import Annotated, Any, ParamSpec
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from ai_memory.core.errors import AiMemoryError, InvalidInput, NotFound
+from ai_memory.core.errors import InvalidInput, NotFound
 from ai_memory.core.identity import Scope
-from ai_memory.core.kinds import KINDS
+from ai_memory.core.kinds import KINDS, TIERS
 from ai_memory.hooks.handoffs import list_handoffs
-from ai_memory.hooks.observations import recent_sessions
 from ai_memory.retrieval.models import SearchRequest
 from ai_memory.retrieval.search import search as run_search
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
 from ai_memory.store.counts import counts, project_counts
-from ai_memory.web import ui_queries
-from ai_memory.web.deps import get_runtime
+from ai_memory.web import session_queries, ui_queries
 from ai_memory.web.login import build_login_router
 from ai_memory.web.markdown import render
+from ai_memory.web.text_view import stems_of
+from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
+from ai_memory.web.ui_health import build_health_router
+from ai_memory.web.ui_pages import build_pages_router
+from ai_memory.web.ui_sessions import build_sessions_router
 from ai_memory.web.views import Views
 from ai_memory.web.webauth import WEB_HOME
 
-P = ParamSpec("P")
-RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 RECENT_PAGES = 30
 RECENT_SESSIONS = 20
 SEARCH_LIMIT = 20
-READ = ["GET", "HEAD"]
+NO_CURSOR = 1 << 62
 
 
 def build_router(token: str) -> APIRouter:
     """The UI's routes; ``token`` is what ``/web/login`` accepts."""
     views = Views()
+    guard = html_errors(views)
     router = APIRouter(prefix="/web", include_in_schema=False)
     router.include_router(build_login_router(views, token))
-
-    def html_errors(
-        handler: Callable[P, Awaitable[Response]],
-    ) -> Callable[P, Awaitable[Response]]:
-        @wraps(handler)
-        async def guarded(*args: P.args, **kwargs: P.kwargs) -> Response:
-            try:
-                return await handler(*args, **kwargs)
-            except AiMemoryError as exc:
-                return views.error(exc.http_status, exc.message)
-
-        return guarded
+    router.include_router(build_health_router(views))
+    router.include_router(build_sessions_router(views))
+    router.include_router(build_pages_router(views))
 
     @router.api_route("", methods=READ)
-    @html_errors
+    @guard
     async def home(runtime: RuntimeDep) -> Response:
         def query(conn: sqlite3.Connection) -> dict[str, Any]:
             return {
@@ -71,28 +63,33 @@ def build_router(token: str) -> APIRouter:
         return views.html("home.html", **await runtime.readers.aread(query))
 
     @router.api_route("/search", methods=READ)
-    @html_errors
-    async def search(
-        runtime: RuntimeDep, q: str = "", workspace: str = "", project: str = ""
-    ) -> Response:
+    @guard
+    async def search(request: Request, runtime: RuntimeDep, q: str = "") -> Response:
+        form = {k: request.query_params.get(k, "").strip() for k in SEARCH_FIELDS}
         context: dict[str, Any] = {
             "query": q,
-            "scope_workspace": workspace.strip(),
-            "scope_project": project.strip(),
+            "form": form,
+            "kinds": sorted(KINDS),
+            "tiers": sorted(TIERS),
+            "scope_workspace": form["workspace"],
+            "scope_project": form["project"],
             "result": None,
             "error": None,
+            "stems": (),
         }
         if not q.strip():
             return views.html("search.html", **context)
         try:
-            context["result"] = await search_pages(runtime, q, workspace, project)
+            context["result"] = await search_pages(runtime, q, form)
         except InvalidInput as exc:
             context["error"] = exc.message
             return views.html("search.html", 400, **context)
+        words = (context["result"].get("explain") or {}).get("words", [])
+        context["stems"] = stems_of(q, words)
         return views.html("search.html", **context)
 
     @router.api_route("/{workspace}/{project}", methods=READ)
-    @html_errors
+    @guard
     async def project_view(
         runtime: RuntimeDep, workspace: str, project: str, kind: str = "", limit: str = "100"
     ) -> Response:
@@ -108,22 +105,23 @@ def build_router(token: str) -> APIRouter:
         else:
             data["pages"] = await runtime.wiki.arecent(scope, count)
         data["handoffs"] = await list_handoffs(runtime.readers, scope)
-        data["sessions"] = [
-            {**s, "page_path": f"sessions/{s['session_id']}.md" if s["page_id"] else None}
-            for s in await recent_sessions(runtime.readers, scope, RECENT_SESSIONS)
-        ]
+        timeline = await runtime.readers.aread(
+            lambda conn: session_queries.timeline(conn, scope, NO_CURSOR, RECENT_SESSIONS)
+        )
         return views.html(
             "project.html",
             scope=scope,
             kind=kind,
             limit=count,
+            sessions=timeline["sessions"],
+            more_sessions=timeline["next_before"] is not None,
             scope_workspace=scope.workspace,
             scope_project=scope.project,
             **data,
         )
 
     @router.api_route("/{workspace}/{project}/page/{path:path}", methods=READ)
-    @html_errors
+    @guard
     async def page_view(
         runtime: RuntimeDep, workspace: str, project: str, path: str, version: str = ""
     ) -> Response:
@@ -151,6 +149,9 @@ def build_router(token: str) -> APIRouter:
     return router
 
 
+SEARCH_FIELDS = ("workspace", "project", "kind", "tier", "path", "explain")
+
+
 def project_data(conn: sqlite3.Connection, scope: Scope) -> dict[str, Any]:
     if not pages.project_exists(conn, scope):
         raise NotFound(f"no project {scope}")
@@ -160,15 +161,19 @@ def project_data(conn: sqlite3.Connection, scope: Scope) -> dict[str, Any]:
     }
 
 
-async def search_pages(runtime: Runtime, q: str, workspace: str, project: str) -> dict[str, Any]:
+async def search_pages(runtime: Runtime, q: str, form: dict[str, str]) -> dict[str, Any]:
     """The API's search, called the way ``/api/v1/search`` calls it; no project: everywhere."""
     request = SearchRequest.parse(
         {
             "query": q,
-            "workspace": workspace.strip() or None,
-            "project": project.strip() or None,
-            "global": not project.strip(),
+            "workspace": form["workspace"] or None,
+            "project": form["project"] or None,
+            "global": not form["project"],
             "limit": SEARCH_LIMIT,
+            "kind": form["kind"] or None,
+            "tier": form["tier"] or None,
+            "path_prefix": form["path"] or None,
+            "explain": form["explain"] in ("1", "on", "true"),
         }
     )
     response = await run_search(runtime.retrieval, request)
@@ -181,9 +186,3 @@ def missing_links(page: dict[str, Any]) -> frozenset[tuple[str, str, str]]:
         for link in page["links"]
         if not link["resolved"]
     )
-
-
-def parse_positive(value: str, name: str, *, most: int) -> int:
-    if not value.isdigit() or not 1 <= int(value) <= most:
-        raise InvalidInput(f"{name} must be a whole number from 1 to {most}")
-    return int(value)

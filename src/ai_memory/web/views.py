@@ -12,6 +12,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markdown_it import MarkdownIt
 
 from ai_memory.web.markdown import build_renderer, page_url
+from ai_memory.web.text_view import snippet_html
 
 # No script may run and nothing may load from elsewhere, whatever a page contains.
 SECURITY_HEADERS = {
@@ -25,6 +26,14 @@ SECURITY_HEADERS = {
 
 def project_url(workspace: str, project: str) -> str:
     return f"/web/{quote(workspace)}/{quote(project)}"
+
+
+def session_url(workspace: str, project: str, session_id: str) -> str:
+    return f"{project_url(workspace, project)}/session/{quote(session_id, safe='')}"
+
+
+def diff_url(workspace: str, project: str, path: str) -> str:
+    return f"{project_url(workspace, project)}/diff/{quote(path, safe='/')}"
 
 
 def when(value: str | None) -> str:
@@ -45,8 +54,10 @@ def build_environment() -> Environment:
         loader=PackageLoader("ai_memory.web", "templates"),
         autoescape=select_autoescape(["html"], default_for_string=True, default=True),
     )
-    env.globals.update(page_url=page_url, project_url=project_url)
-    env.filters.update(when=when, fm=frontmatter_value)
+    env.globals.update(
+        page_url=page_url, project_url=project_url, session_url=session_url, diff_url=diff_url
+    )
+    env.filters.update(when=when, fm=frontmatter_value, snippet=snippet_html)
     return env
 
 

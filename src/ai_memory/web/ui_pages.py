@@ -1,0 +1,89 @@
+"""UI routes over a project's pages as a whole: the tree, a diff between versions, the graph."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+
+from ai_memory.core.errors import InvalidInput, NotFound
+from ai_memory.core.identity import Scope
+from ai_memory.store import pages
+from ai_memory.web import page_views
+from ai_memory.web.graph import layout
+from ai_memory.web.graph_api import project_graph
+from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
+from ai_memory.web.views import Views
+
+GRAPH_MOST = 1000
+
+
+def build_pages_router(views: Views) -> APIRouter:
+    router = APIRouter()
+    guard = html_errors(views)
+
+    @router.api_route("/{workspace}/{project}/tree", methods=READ)
+    @guard
+    async def tree_view(runtime: RuntimeDep, workspace: str, project: str) -> Response:
+        scope = Scope.of(workspace, project)
+
+        def query(conn: sqlite3.Connection) -> page_views.Folder:
+            if not pages.project_exists(conn, scope):
+                raise NotFound(f"no project {scope}")
+            return page_views.tree(conn, scope)
+
+        root = await runtime.readers.aread(query)
+        return views.html(
+            "tree.html",
+            scope=scope,
+            root=root,
+            scope_workspace=scope.workspace,
+            scope_project=scope.project,
+        )
+
+    @router.api_route("/{workspace}/{project}/diff/{path:path}", methods=READ)
+    @guard
+    async def diff_view(
+        runtime: RuntimeDep, workspace: str, project: str, path: str, a: str = "", b: str = ""
+    ) -> Response:
+        ref = Scope.of(workspace, project).page(path)
+        history = await runtime.wiki.ahistory(ref)
+        numbers = [v["version"] for v in history]
+        newest = numbers[0]
+        to = parse_positive(b, "b", most=10**9) if b else newest
+        since = parse_positive(a, "a", most=10**9) if a else max(to - 1, min(numbers))
+        for number, name in ((since, "a"), (to, "b")):
+            if number not in numbers:
+                raise InvalidInput(f"{name}: {ref.path} has no version {number}")
+        old = await runtime.wiki.aread_page(ref, version=since)
+        new = await runtime.wiki.aread_page(ref, version=to)
+        return views.html(
+            "diff.html",
+            ref=ref,
+            history=history,
+            old=old,
+            new=new,
+            lines=page_views.unified_diff(old, new),
+            scope_workspace=ref.workspace,
+            scope_project=ref.project,
+        )
+
+    @router.api_route("/{workspace}/{project}/graph", methods=READ)
+    @guard
+    async def graph_view(
+        runtime: RuntimeDep, workspace: str, project: str, limit: str = "300"
+    ) -> Response:
+        scope = Scope.of(workspace, project)
+        count = parse_positive(limit, "limit", most=GRAPH_MOST)
+        data = layout(await project_graph(runtime, scope, count))
+        return views.html(
+            "graph.html",
+            scope=scope,
+            graph=data,
+            limit=count,
+            scope_workspace=scope.workspace,
+            scope_project=scope.project,
+        )
+
+    return router
