@@ -15,10 +15,12 @@ from ai_memory.retrieval.streams import StreamHit, StreamResult
 SEEDS = "SELECT id, workspace, project, path FROM pages WHERE id IN ({marks})"
 
 # Two queries for all seeds together; per seed, neighbours come in identity order.
+# CROSS JOIN keeps the links as the outer loop: ordered by path, the planner would
+# rather walk every page of the project in index order than sort a few rows.
 OUTGOING = """
 SELECT DISTINCT l.src_id AS seed, p.id, p.workspace, p.project, p.path
 FROM links l INDEXED BY links_src
-JOIN pages p ON p.workspace = l.dst_workspace AND p.project = l.dst_project
+CROSS JOIN pages p ON p.workspace = l.dst_workspace AND p.project = l.dst_project
     AND p.path = l.dst_path
 WHERE l.src_id IN ({marks}) AND {where}
 ORDER BY p.workspace, p.project, p.path
@@ -28,7 +30,7 @@ ORDER BY p.workspace, p.project, p.path
 # a pair of the cross product that is no seed is dropped when the rows are grouped.
 INCOMING = """
 SELECT DISTINCT l.dst_workspace, l.dst_project, l.dst_path, p.id, p.workspace, p.project, p.path
-FROM links l INDEXED BY links_dst JOIN pages p ON p.id = l.src_id
+FROM links l INDEXED BY links_dst CROSS JOIN pages p ON p.id = l.src_id
 WHERE l.dst_workspace IN ({workspaces}) AND l.dst_project IN ({projects})
     AND l.dst_path IN ({paths}) AND {where}
 ORDER BY p.workspace, p.project, p.path
