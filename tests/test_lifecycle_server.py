@@ -109,3 +109,25 @@ def test_reading_a_page_its_related_pages_and_the_briefing_reinforce_them(
     counts = access_counts(server, "r")
     assert counts == {"notes/a.md": counts["notes/a.md"], "notes/b.md": 1, "_slots/now.md": 1}
     assert counts["notes/a.md"] >= 1
+
+
+def test_a_feedback_reason_is_stored_redacted_and_flags_the_page_in_lint(
+    server: ServerProcess,
+) -> None:
+    import sqlite3
+
+    call(server, "memory_write_page", path="notes/f.md", body="old advice", project="fb")
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    call(
+        server,
+        "memory_feedback",
+        path="notes/f.md",
+        project="fb",
+        signal="stale",
+        reason=f"moved; token {secret}\x1b[31m",
+    )
+    with sqlite3.connect(server.data_dir / "db" / "memory.sqlite") as conn:
+        (reason,) = conn.execute("SELECT reason FROM page_feedback WHERE project = 'fb'").fetchone()
+    assert secret not in reason and "[REDACTED]" in reason and "\x1b" not in reason
+    rules = {f["rule"] for f in call(server, "memory_lint", project="fb")["findings"]}
+    assert "flagged-stale" in rules

@@ -3,6 +3,8 @@ feedback on a page."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
@@ -13,6 +15,7 @@ from pydantic import Field
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import PreconditionFailed
 from ai_memory.core.identity import PageRef
+from ai_memory.hooks.sanitize import Sanitizer
 from ai_memory.mcp.annotations import change
 from ai_memory.mcp.args import (
     ExpectedPageId,
@@ -32,6 +35,9 @@ from ai_memory.runtime import Runtime
 from ai_memory.store.feedback import add_feedback
 
 ACTOR = "mcp"
+
+
+MAX_REASON_BYTES = 2000
 
 
 def register(server: MCPServer[Any], deps: ToolDeps) -> None:
@@ -264,7 +270,14 @@ async def _record(
     runtime: Runtime, ref: PageRef, page_id: int, signal: str, reason: str | None
 ) -> int:
     now = now_iso()
+    if reason:  # free text from an agent: redacted and capped like any capture
+        reason = await asyncio.to_thread(clean_reason, reason, runtime.config.hooks.redact_patterns)
     return await runtime.writer.run(
         lambda conn: add_feedback(conn, ref, page_id, signal, reason, now),
         timeout=runtime.config.store.write_timeout_s,
     )
+
+
+def clean_reason(reason: str, extra_patterns: Sequence[str]) -> str:
+    """A feedback reason as stored: secrets redacted, controls stripped, capped."""
+    return Sanitizer(extra_patterns).clean(reason, MAX_REASON_BYTES)
