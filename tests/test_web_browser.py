@@ -100,3 +100,55 @@ def test_search_in_the_browser(web_server: ServerProcess, tmp_path: Path) -> Non
     dom = signed_in(web_server, tmp_path, "/web/search?q=readers+writer")
     hits = dom.split('id="hits"')[1].split("</ol>")[0]
     assert 'href="/web/default/api/page/concepts/wal.md"' in hits
+
+
+def test_health_page_in_the_browser(web_server: ServerProcess, tmp_path: Path) -> None:
+    dom = signed_in(web_server, tmp_path, "/web/health")
+    assert 'id="health-facts"' in dom and 'id="all-well"' in dom
+    assert str(web_server.data_dir.resolve()) in dom
+
+
+def test_sessions_timeline_in_the_browser(web_server: ServerProcess, tmp_path: Path) -> None:
+    dom = signed_in(web_server, tmp_path, "/web/sessions")
+    timeline = dom.split('id="timeline"')[1].split("</ol>")[0]
+    assert 'href="/web/default/api/session/s-1"' in timeline and "fix the cart" in timeline
+
+
+def test_session_view_in_the_browser(web_server: ServerProcess, tmp_path: Path) -> None:
+    dom = signed_in(web_server, tmp_path, "/web/default/api/session/s-1")
+    conversation = dom.split('id="conversation"')[1].split("</ol>")[0]
+    assert '<li class="prompt">' in conversation
+    assert '<li class="tool failed">' in conversation and "failed (exit 1)" in conversation
+    assert "Fixed the cart" in conversation
+
+
+def test_tree_in_the_browser(web_server: ServerProcess, tmp_path: Path) -> None:
+    dom = signed_in(web_server, tmp_path, "/web/default/api/tree")
+    assert '<span class="folder-name">decisions/</span>' in dom
+    assert 'href="/web/default/api/page/decisions/db.md"' in dom
+
+
+def test_diff_in_the_browser(web_server: ServerProcess, tmp_path: Path) -> None:
+    dom = signed_in(web_server, tmp_path, "/web/default/api/diff/concepts/wal.md")
+    diff = dom.split('id="diff"')[1].split("</pre>")[0]
+    assert '<span class="del">-WAL lets readers proceed while one writer commits.</span>' in diff
+    assert (
+        '<span class="add">+WAL lets readers proceed while the single writer commits.</span>'
+        in diff
+    )
+
+
+def test_graph_in_the_browser(web_server: ServerProcess, tmp_path: Path) -> None:
+    dom = signed_in(web_server, tmp_path, "/web/default/api/graph")
+    svg = dom.split('<svg id="graph"')[1].split("</svg>")[0]
+    assert "<circle" in svg and "<line" in svg
+    assert 'href="/web/default/api/page/concepts/wal.md"' in svg
+
+
+def test_explain_toggle_in_the_browser(web_server: ServerProcess, tmp_path: Path) -> None:
+    plain = signed_in(web_server, tmp_path, "/web/search?q=SQLite+wal&project=api")
+    assert "why this result" not in plain and "<mark>SQLite</mark>" in plain
+    explained = signed_in(web_server, tmp_path, "/web/search?q=SQLite+wal&project=api&explain=1")
+    toggles = re.findall(r"<details class=\"explain\"[^>]*>", explained)
+    assert toggles and all(" open" not in tag for tag in toggles)  # closed until asked for
+    assert "<summary>why this result</summary>" in explained and "<td>fts</td>" in explained
