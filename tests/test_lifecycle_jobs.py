@@ -89,3 +89,6 @@ def test_serve_shows_the_schedule(server: ServerProcess) -> None:
     assert set(status["tasks"]) == {"forget-sweep", "lint"}
     assert status["tasks"]["lint"]["interval_h"] == 24.0
     assert httpx.get(f"{server.url}/api/v1/maintenance").status_code == 401
+    with server.client() as client:
+        admin = client.get("/admin/status").json()
+    assert set(admin["maintenance"]["tasks"]) == {"forget-sweep", "lint"}

@@ -48,6 +48,7 @@ def create_app(config: Config, token: str) -> FastAPI:
         app.state.hooks = hooks
         app.state.maintenance = maintenance = MaintenanceJobs(runtime.wiki, config)
         maintenance.start()
+        app.state.status_sections["maintenance"] = maintenance.status
         drain = start_spool_drain(hooks, config.data_dir)  # what hooks spooled while down
         try:
             async with mcp_server.session_manager.run():
