@@ -23,21 +23,22 @@ SELECT path, title, kind FROM pages
 WHERE workspace = ? AND project = ? AND is_latest = 1 AND deleted_at IS NULL
 """
 EDGES = """
-SELECT DISTINCT l.src_path, l.dst_path FROM links l JOIN pages p ON p.id = l.src_id
-WHERE l.workspace = ? AND l.project = ? AND l.dst_workspace = ? AND l.dst_project = ?
-  AND p.is_latest = 1 AND p.deleted_at IS NULL AND l.src_path != l.dst_path
+SELECT DISTINCT src_path, dst_path FROM links
+WHERE dst_workspace = ? AND dst_project = ? AND workspace = ? AND project = ?
+  AND src_path != dst_path
 """
 
 
 def graph(conn: sqlite3.Connection, scope: Scope, limit: int = MAX_NODES) -> dict[str, Any]:
     """``nodes`` (path, title, kind, folder, degree) and ``edges`` among the ``limit``
-    best-linked pages; ``total`` pages and ``total_edges`` say what was left out."""
+    best-linked pages; ``total`` pages and ``total_edges`` say what was left out.
+    (Only latest versions carry links, so the links table needs no join.)"""
     params = (scope.workspace, scope.project)
-    pages = {row["path"]: dict(row) for row in conn.execute(NODES, params)}
+    pages = {row[0]: (row[1], row[2]) for row in conn.execute(NODES, params)}
     edges = [
-        (row[0], row[1])
-        for row in conn.execute(EDGES, params + params)
-        if row[0] in pages and row[1] in pages
+        (src, dst)
+        for src, dst in conn.execute(EDGES, params + params)
+        if src in pages and dst in pages
     ]
     degree: Counter[str] = Counter()
     for src, dst in edges:
@@ -45,7 +46,16 @@ def graph(conn: sqlite3.Connection, scope: Scope, limit: int = MAX_NODES) -> dic
         degree[dst] += 1
     chosen = sorted(pages, key=lambda p: (-degree[p], p))[:limit]
     keep = set(chosen)
-    nodes = [{**pages[p], "folder": folder_of(p), "degree": degree[p]} for p in chosen]
+    nodes = [
+        {
+            "path": p,
+            "title": pages[p][0],
+            "kind": pages[p][1],
+            "folder": folder_of(p),
+            "degree": degree[p],
+        }
+        for p in chosen
+    ]
     shown = [{"src": s, "dst": d} for s, d in edges if s in keep and d in keep]
     return {
         "workspace": scope.workspace,

@@ -10,7 +10,7 @@ from typing import Any
 
 from ai_memory.core.identity import Scope
 
-PAGES_SHOWN = 200  # per folder; the rest are a link away (search by path)
+PAGES_SHOWN = 50  # per folder; the rest are a link away (search by path)
 TREE = """
 SELECT path, title, kind FROM pages
 WHERE workspace = ? AND project = ? AND is_latest = 1 AND deleted_at IS NULL ORDER BY path

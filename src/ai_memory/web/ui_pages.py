@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter
 from fastapi.responses import Response
 
 from ai_memory.core.errors import InvalidInput, NotFound
 from ai_memory.core.identity import Scope
+from ai_memory.runtime import Runtime
 from ai_memory.store import pages
 from ai_memory.web import page_views
 from ai_memory.web.graph import layout
 from ai_memory.web.graph_api import project_graph
+from ai_memory.web.render_cache import RenderCache, data_version
 from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
 from ai_memory.web.views import Views
 
@@ -22,6 +25,20 @@ GRAPH_MOST = 1000
 def build_pages_router(views: Views) -> APIRouter:
     router = APIRouter()
     guard = html_errors(views)
+    cache = RenderCache()
+
+    async def cached(
+        runtime: Runtime, key: tuple[str, ...], render: Callable[[], Awaitable[Response]]
+    ) -> Response:
+        """``render()`` once per data version; a write anywhere makes it render again."""
+        full = (*key, await runtime.readers.aread(data_version))
+        hit = cache.get(full)
+        if hit is not None:
+            return views.cached(*hit)
+        answer = await render()
+        if answer.status_code == 200:
+            cache.put(full, answer.status_code, bytes(answer.body))
+        return answer
 
     @router.api_route("/{workspace}/{project}/tree", methods=READ)
     @guard
@@ -33,14 +50,17 @@ def build_pages_router(views: Views) -> APIRouter:
                 raise NotFound(f"no project {scope}")
             return page_views.tree(conn, scope)
 
-        root = await runtime.readers.aread(query)
-        return views.html(
-            "tree.html",
-            scope=scope,
-            root=root,
-            scope_workspace=scope.workspace,
-            scope_project=scope.project,
-        )
+        async def render() -> Response:
+            root = await runtime.readers.aread(query)
+            return views.html(
+                "tree.html",
+                scope=scope,
+                root=root,
+                scope_workspace=scope.workspace,
+                scope_project=scope.project,
+            )
+
+        return await cached(runtime, ("tree", scope.workspace, scope.project), render)
 
     @router.api_route("/{workspace}/{project}/diff/{path:path}", methods=READ)
     @guard
@@ -76,14 +96,19 @@ def build_pages_router(views: Views) -> APIRouter:
     ) -> Response:
         scope = Scope.of(workspace, project)
         count = parse_positive(limit, "limit", most=GRAPH_MOST)
-        data = layout(await project_graph(runtime, scope, count))
-        return views.html(
-            "graph.html",
-            scope=scope,
-            graph=data,
-            limit=count,
-            scope_workspace=scope.workspace,
-            scope_project=scope.project,
-        )
+
+        async def render() -> Response:
+            data = layout(await project_graph(runtime, scope, count))
+            return views.html(
+                "graph.html",
+                scope=scope,
+                graph=data,
+                limit=count,
+                scope_workspace=scope.workspace,
+                scope_project=scope.project,
+            )
+
+        key = ("graph", scope.workspace, scope.project, str(count))
+        return await cached(runtime, key, render)
 
     return router

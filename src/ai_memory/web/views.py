@@ -72,6 +72,10 @@ class Views:
         body = self.env.get_template(template).render(**context)
         return HTMLResponse(body, status_code=status_code, headers=SECURITY_HEADERS)
 
+    def cached(self, status_code: int, body: bytes) -> HTMLResponse:
+        """A body rendered earlier by :meth:`html`, answered with the same headers."""
+        return HTMLResponse(body, status_code=status_code, headers=SECURITY_HEADERS)
+
     def error(self, status: int, message: str) -> HTMLResponse:
         heading = {404: "Not found", 400: "Bad request"}.get(status, "Something went wrong")
         return self.html("error.html", status, status=status, heading=heading, message=message)
