@@ -163,7 +163,8 @@ def test_three_agents_capture_and_hand_off_in_one_checkout(
     body = page["body"]
     assert "Add a discount field to the cart" in body and "Now export it" in body
     assert "- Edit: 2" in body and "- Read: 1" in body and "- Bash: 1" in body
-    assert f"`{checkout}/src/cart.py`" in body and f"`{checkout}/tests/test_cart.py`" in body
+    # Changed files, relative to the checkout.
+    assert "- `src/cart.py` (edited)" in body and "`tests/test_cart.py`" in body
     assert "Discount added; tests pass." in body
     assert "sk_live_abcdefghijkl0123" not in body
 

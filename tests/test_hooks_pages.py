@@ -33,7 +33,7 @@ def test_captured_text_opens_no_block_and_makes_no_link(data_dir: Path) -> None:
     assert links == []
     tokens = MarkdownIt("commonmark").parse(page["body"])
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
-    assert "Tool calls" in headings and "Files touched" in headings
+    assert "Goal" in headings and "What changed" in headings and "Tool calls" in headings
     assert "Not a heading" not in headings
     code = "".join(t.content for t in tokens if t.type == "fence")
     assert "unclosed code block swallowing the page" in code

@@ -237,6 +237,8 @@ def _handoff_text(handoff: dict[str, Any]) -> str:
     for key, label in (
         ("next_steps", "Next steps"),
         ("open_questions", "Open questions"),
+        ("decisions", "Decisions"),
+        ("failures", "Failed commands"),
         ("shared", "Shared"),
     ):
         value = content.get(key)

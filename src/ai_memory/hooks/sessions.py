@@ -165,6 +165,10 @@ def _handoff_content(digest: SessionDigest, path: str) -> dict[str, Any]:
         "files": digest.files[:20],
         "tools": dict(digest.tools[:10]),
         "last_assistant_message": (digest.last_assistant or "")[:1500] or None,
+        "next_steps": digest.next_steps,
+        "open_questions": digest.open_questions,
+        "decisions": digest.decisions[:5],
+        "failures": [c.text[:200] for c in digest.commands if c.failed][-3:],
     }
 
 

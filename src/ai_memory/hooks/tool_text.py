@@ -68,11 +68,9 @@ def response_text(value: object, limit: int = 65536) -> str:
         return ""
     if isinstance(value, str):
         return value[:limit]
-    if isinstance(value, Mapping):
+    if isinstance(value, Mapping) and any(key in value for key in _TEXT_KEYS):
         parts = [_part(value.get(key), limit) for key in _TEXT_KEYS if value.get(key)]
-        parts = [part for part in parts if part]
-        if parts:
-            return "\n".join(parts)[:limit]
+        return "\n".join(part for part in parts if part)[:limit]
     if isinstance(value, list):
         texts = [_part(item, limit) for item in value[:50]]
         if any(texts):
