@@ -174,3 +174,60 @@ def test_purge_removes_history_only_past_the_limit(aged: tuple[Runtime, Clock]) 
     # The text is still in git: a purged page can come back from a checkpoint.
     runtime.checkpointer.flush()
     assert restore_page(wiki, early)["version"] == 1
+
+
+def test_working_pages_end_with_their_session(aged: tuple[Runtime, Clock]) -> None:
+    runtime, _ = aged
+    for session in ("s-done", "s-open"):
+        runtime.wiki.write_page(
+            API.page(f"notes/scratch-{session}.md"),
+            "# Scratch\n\nhalf a thought\n",
+            {"tier": "working", "session_id": session},
+        )
+    add_session(runtime, "s-done", iso(T0), 1)
+    runtime.writer.call(
+        lambda conn: conn.execute(
+            "INSERT INTO sessions (workspace, project, session_id, agent, started_at, "
+            "last_event_at) VALUES ('default', 'api', 's-open', 'codex', ?, ?)",
+            (iso(T0), iso(T0)),
+        )
+    )
+    report = Sweeper(runtime.wiki, runtime.config).sweep()
+    assert [t.ref.path for t in report.evicted] == ["notes/scratch-s-done.md"]
+
+
+def test_compaction_keeps_the_searchable_tokens_then_eviction_follows(data_dir: Path) -> None:
+    runtime = Runtime.start(Config.load(data_dir, {"AI_MEMORY_MAINTENANCE__COMPACT": "true"}))
+    clock = Clock()
+    runtime.wiki.clock = clock
+    try:
+        ref = API.page("sessions/long.md")
+        body = (
+            "# Long session\n\nWe chased the flaky upload for hours.\n\n"
+            "It failed with `ECONNRESET` in src/upload/retry.py, see "
+            "https://example.com/issue/42 and E1234; maxRetries and retry_delay_ms "
+            "were the knobs. Many more words of prose follow here.\n"
+        )
+        runtime.wiki.write_page(ref, body)
+        clock.advance(100)
+        sweeper = Sweeper(runtime.wiki, runtime.config)
+        first = sweeper.sweep()
+        assert [t.ref.path for t in first.compacted] == ["sessions/long.md"] and not first.evicted
+        page = runtime.wiki.read_page(ref)
+        assert page["version"] == 2 and "Many more words" not in page["body"]
+        for token in (
+            "`ECONNRESET`",
+            "src/upload/retry.py",
+            "https://example.com/issue/42",
+            "E1234",
+            "maxRetries",
+            "retry_delay_ms",
+        ):
+            assert token in page["body"], token
+        assert "We chased the flaky upload" in page["body"]  # the first paragraph
+        assert runtime.wiki.read_page(ref, version=1)["body"].endswith("follow here.\n")
+        clock.advance(100)
+        second = sweeper.sweep()
+        assert not second.compacted and [t.ref.path for t in second.evicted] == [ref.path]
+    finally:
+        runtime.stop()

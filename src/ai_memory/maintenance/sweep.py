@@ -132,6 +132,11 @@ def plan(conn: sqlite3.Connection, config: Config, scope: Scope | None, now: str
                 report.compacted.append(target)
             else:
                 report.evicted.append(target)
+    expired = {t.page_id for t in report.expired}
+    for row in sql.ended_working(conn, scope):
+        if int(row["id"]) not in expired:
+            ref = Scope(row["workspace"], row["project"]).page(row["path"])
+            report.evicted.append(Target(ref, int(row["id"])))
     cutoff = iso(moment - timedelta(days=settings.hard_delete_after_days))
     report.purged = sql.tombstones(conn, scope, cutoff)
     if settings.observation_retention_days > 0:

@@ -7,7 +7,8 @@ A page whose retention falls below the cold threshold is cold; the forget sweep
 evicts cold episodic pages. Tiers decide what ``age`` means, or whether a page
 decays at all:
 
-* working: lives as long as its session; the sweep never ages it.
+* working: lives as long as its session (the sweep evicts it once that ended);
+  it never ages.
 * episodic: ages from its latest version.
 * semantic: never decays (it is only ever superseded).
 * procedural: ages only from the last time it was seen (written or read), so a

@@ -26,6 +26,17 @@ FROM pages WHERE is_latest = 1 AND {SCOPE.format(t="")}
 ORDER BY workspace, project, path
 """
 
+# Working pages end with their session: once it has ended they go like cold ones.
+ENDED_WORKING = f"""
+SELECT p.id, p.workspace, p.project, p.path FROM pages p
+JOIN sessions s ON s.workspace = p.workspace AND s.project = p.project
+    AND s.session_id = json_extract(p.frontmatter, '$.session_id')
+WHERE p.is_latest = 1 AND p.tier = 'working' AND p.pinned = 0 AND s.ended_at IS NOT NULL
+    AND p.path NOT LIKE '\\_slots/%' ESCAPE '\\' AND p.path NOT LIKE '\\_lint/%' ESCAPE '\\'
+    AND {SCOPE.format(t="p.")}
+ORDER BY p.workspace, p.project, p.path
+"""
+
 VERSION_SIGNALS = """
 SELECT page_id, signal FROM page_feedback WHERE page_id IN ({marks}) ORDER BY id
 """
@@ -100,6 +111,10 @@ def scope_params(scope: Scope | None) -> dict[str, str | None]:
 
 def live_pages(conn: sqlite3.Connection, scope: Scope | None) -> Iterator[sqlite3.Row]:
     yield from conn.execute(LIVE_PAGES, scope_params(scope))
+
+
+def ended_working(conn: sqlite3.Connection, scope: Scope | None) -> list[sqlite3.Row]:
+    return list(conn.execute(ENDED_WORKING, scope_params(scope)))
 
 
 def version_signals(conn: sqlite3.Connection, page_ids: Sequence[int]) -> dict[int, list[str]]:
