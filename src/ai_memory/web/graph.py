@@ -16,7 +16,7 @@ from typing import Any
 from ai_memory.core.identity import Scope
 
 MAX_NODES = 300
-LABELLED = 40
+LABELLED = 15
 SIZE = 1000.0
 NODES = """
 SELECT path, title, kind FROM pages
@@ -115,8 +115,8 @@ def layout(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _radius(count: int, clusters: int) -> float:
-    limit = SIZE * (0.16 if clusters > 1 else 0.45)
-    return min(limit, 10.0 + 9.0 * math.sqrt(count))
+    limit = SIZE * (0.17 if clusters > 1 else 0.45)
+    return min(limit, 20.0 + 22.0 * math.sqrt(count))
 
 
 def _place(members: list[dict[str, Any]], cx: float, cy: float, clusters: int) -> None:
