@@ -20,6 +20,9 @@ from ai_memory.cli.options import (
 )
 from ai_memory.cli.output import emit_json, out
 
+# A sweep or lint of a large wiki takes a while (about 40 s for 100,000 pages).
+LONG_TIMEOUT_S = 900.0
+
 
 def register(app: typer.Typer) -> None:
     app.command("forget-sweep")(forget_sweep)
@@ -51,7 +54,7 @@ def forget_sweep(
     """Forget: expired pages go, cold episodic pages are evicted, old tombstones purged."""
     body = {**_scope_body(workspace, project), "dry_run": dry_run}
     data = client_for(load_config(data_dir), server).request(
-        "POST", "/api/v1/forget-sweep", json=body
+        "POST", "/api/v1/forget-sweep", json=body, timeout=LONG_TIMEOUT_S
     )
     if as_json:
         emit_json(data)
@@ -82,7 +85,9 @@ def lint(
 ) -> None:
     """Check pages for dangling links, orphans, stale flags...; writes _lint/report.md."""
     body = _scope_body(workspace, project)
-    data = client_for(load_config(data_dir), server).request("POST", "/api/v1/lint", json=body)
+    data = client_for(load_config(data_dir), server).request(
+        "POST", "/api/v1/lint", json=body, timeout=LONG_TIMEOUT_S
+    )
     if as_json:
         emit_json(data)
         return
