@@ -149,3 +149,15 @@ def test_dormant_near_duplicates_are_an_advisory_finding(runtime: Runtime) -> No
     similar = [(f["path"], f["message"]) for f in later["findings"] if f["rule"] == "similar"]
     assert len(similar) == 1 and similar[0][0] == "concepts/x.md"
     assert "`concepts/y.md`" in similar[0][1]
+
+
+def test_a_session_page_about_to_be_evicted_is_a_finding(runtime: Runtime) -> None:
+    clean_wiki(runtime)
+    runtime.wiki.write_page(API.page("sessions/s-9.md"), "# Session s-9\n\nwhat happened\n")
+    now = datetime.now(UTC)
+    assert ("cold", "sessions/s-9.md") not in findings(runtime)
+    later = lint_project(
+        runtime.wiki, runtime.config, API, clock=lambda: iso(now + timedelta(days=90))
+    )
+    cold = [f for f in later["findings"] if f["rule"] == "cold"]
+    assert [f["path"] for f in cold] == ["sessions/s-9.md"] and "restore-page" in cold[0]["fix"]
