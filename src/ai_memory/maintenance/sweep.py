@@ -11,6 +11,7 @@ page rewritten or restored after the plan was made is left alone.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -27,6 +28,8 @@ from ai_memory.store.decay import DecayParams, PageAge, is_cold, salience
 from ai_memory.wiki.wiki import Wiki
 
 ACTOR = "maintenance"
+# How long one removal transaction may run before it commits and lets other writes in.
+TRANSACTION_BUDGET_S = 0.04
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,19 +197,21 @@ class Sweeper:
         self, targets: list[Target], action: str, skipped: list[str], batch: int
     ) -> list[Target]:
         done: list[Target] = []
-        for start in range(0, len(targets), batch):
+        start = 0
+        while start < len(targets):
             chunk = targets[start : start + batch]
             commands = [self.wiki.delete_command(t.ref, t.page_id, ACTOR, action) for t in chunk]
-
             command = _remove_all(commands)
             results = self.wiki.writer.call(command, timeout=self.wiki.write_timeout)
-            for target, ok in zip(chunk, results, strict=True):
+            # A transaction stops early when it has used its time; the rest goes next.
+            for target, ok in zip(chunk, results, strict=False):
                 if ok:
                     done.append(target)
                     if self.wiki.checkpointer is not None:
                         self.wiki.checkpointer.notify(target.ref.relpath)
                 else:
                     skipped.append(f"{action} {target.ref}: changed since the plan")
+            start += len(results)
         return done
 
     def _compact(self, targets: list[Target], skipped: list[str]) -> list[Target]:
@@ -267,8 +272,11 @@ Command = Callable[[sqlite3.Connection], Any]
 
 def _remove_all(commands: list[Command]) -> Callable[[sqlite3.Connection], list[bool]]:
     def command(conn: sqlite3.Connection) -> list[bool]:
-        results = []
+        results: list[bool] = []
+        deadline = time.perf_counter() + TRANSACTION_BUDGET_S
         for run in commands:
+            if results and time.perf_counter() > deadline:
+                break  # at least one removal per transaction, so the sweep always advances
             try:
                 run(conn)
                 results.append(True)
