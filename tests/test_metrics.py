@@ -136,6 +136,6 @@ def test_status_reports_counts_queue_spool_and_health(busy: ServerProcess) -> No
     assert status["writer"]["queue_depth"] >= 0 and status["writer"]["slowest_recent_hook_ms"] > 0
     assert status["spool"] == {"depth": 0, "oldest_age_s": 0.0}
     assert status["last"]["write"]
-    assert status["sizes"]["index_bytes"] > 0 and status["wiki_bytes"] > 0
+    assert status["sizes"]["index_bytes"] > 0 and status["versions"] >= status["pages"] > 0
     assert status["embedder"] == {"configured": False}
     assert status["warnings"] == []

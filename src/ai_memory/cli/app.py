@@ -10,6 +10,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
+from ai_memory.cli import completion as completion_commands
 from ai_memory.cli import doctor as doctor_commands
 from ai_memory.cli import hooks as hook_commands
 from ai_memory.cli import lifecycle as lifecycle_commands
@@ -28,8 +29,9 @@ from ai_memory.cli.options import (
     load_config_owning,
     scope_for,
 )
-from ai_memory.cli.output import emit_json, err, out, styled, write_text
+from ai_memory.cli.output import emit_json, err, keep_whole, out, styled, write_text
 from ai_memory.core.errors import AiMemoryError, InvalidInput
+from ai_memory.core.kinds import Kind
 
 app = typer.Typer(
     name="ai-memory",
@@ -40,6 +42,7 @@ app = typer.Typer(
     add_completion=False,
 )
 doctor_commands.register(app)
+completion_commands.register(app)
 hook_commands.register(app)
 mcp_commands.register(app)
 search_commands.register(app)
@@ -49,8 +52,10 @@ service_commands.register(app)
 
 def run_app() -> None:
     """Run the CLI; typed errors become one red line and exit status 1, never a traceback."""
+    from ai_memory.cli.options import quiet_flags
+
     try:
-        app()
+        quiet_flags(typer.main.get_command(app))(prog_name="ai-memory")
     except AiMemoryError as exc:
         err.print(styled("error:", "red"), exc.message)
         sys.exit(1)
@@ -192,7 +197,7 @@ def list_projects(
     table = Table("workspace", "project", "pages", "remote")
     for row in data["projects"]:
         table.add_row(row["workspace"], row["name"], str(row["pages"]), row["remote"] or "")
-    out.print(table)
+    out.print(keep_whole(table, "remote"))
 
 
 @app.command("list-pages")
@@ -205,16 +210,23 @@ def list_pages(
     as_json: Json = False,
 ) -> None:
     """List the project's most recently written pages."""
-    data = client_for(load_config(data_dir), server).recent(scope_for(workspace, project), limit)
+    scope = scope_for(workspace, project)
+    data = client_for(load_config(data_dir), server).recent(scope, limit)
     if as_json:
-        emit_json(data)
+        emit_json({"workspace": scope.workspace, "project": scope.project, **data})
         return
-    table = Table("page_id", "path", "title", "kind", "updated")
+    table = Table("page_id", "path", "title", "kind", "updated", title=f"{scope}: newest pages")
     for page in data["pages"]:
         table.add_row(
-            str(page["page_id"]), page["path"], page["title"], page["kind"], page["created_at"]
+            str(page["page_id"]),
+            page["path"],
+            page["title"],
+            page["kind"],
+            page["created_at"][:16].replace("T", " "),
         )
-    out.print(table)
+    out.print(keep_whole(table, "path"))
+    if not data["pages"]:
+        out.print(f"no pages in {scope}")
 
 
 @app.command("read-page")
@@ -228,8 +240,15 @@ def read_page(
     as_json: Json = False,
 ) -> None:
     """Print a page (latest version unless --version)."""
+    from ai_memory.cli.local_read import or_local, page_local
+
     ref = scope_for(workspace, project).page(path)
-    page = client_for(load_config(data_dir), server).read_page(ref, version)
+    config = load_config(data_dir)
+    page = or_local(
+        config,
+        lambda: client_for(config, server).read_page(ref, version),
+        lambda conn: page_local(conn, ref, version),
+    )
     if as_json:
         emit_json(page)
         return
@@ -254,7 +273,7 @@ def write_page(
         Path | None, typer.Option("--file", "-f", help="Read the body from this file.")
     ] = None,
     title: Annotated[str | None, typer.Option(help="Page title.")] = None,
-    kind: Annotated[str | None, typer.Option(help="Page kind (decision, concept, …).")] = None,
+    kind: Annotated[Kind | None, typer.Option(help="Page kind.")] = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag; repeatable.")] = None,
     pinned: Annotated[bool | None, typer.Option("--pinned/--not-pinned")] = None,
     expected_page_id: Annotated[
@@ -320,8 +339,15 @@ def history(
     as_json: Json = False,
 ) -> None:
     """List every version of a page."""
+    from ai_memory.cli.local_read import history_local, or_local
+
     ref = scope_for(workspace, project).page(path)
-    data = client_for(load_config(data_dir), server).history(ref)
+    config = load_config(data_dir)
+    data = or_local(
+        config,
+        lambda: client_for(config, server).history(ref),
+        lambda conn: history_local(conn, ref),
+    )
     if as_json:
         emit_json(data)
         return

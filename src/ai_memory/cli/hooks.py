@@ -161,7 +161,9 @@ def finalize_session(
         payload["session_id"] = session_id
     client = client_for(load_config(data_dir), server)
     result = client.request("POST", "/api/v1/sessions/finalize", json=payload)
-    out.print(f"ended session {result['session_id']}; page {result['page']}")
+    page = result.get("page")
+    written = f"page {page}" if page else "no session page (nothing worth a page was captured)"
+    out.print(f"ended session {result['session_id']}; {written}")
 
 
 def _apply_change(

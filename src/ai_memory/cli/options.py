@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from types import SimpleNamespace
+from typing import Annotated, Any
 
 import typer
 
@@ -54,3 +55,17 @@ def scope_for(workspace: str | None, project: str | None) -> Scope:
         return Scope.of(workspace, project)
     identity = resolve_project(Path.cwd())
     return Scope.of(workspace or identity.workspace, identity.project)
+
+
+def quiet_flags(command: Any) -> Any:
+    """On/off flags take no value, so their help shows no ``<bool>`` type; choices and
+    other types stay. Walks every subcommand of ``command`` (a built click group)."""
+    params = list(getattr(command, "params", []))
+    if hasattr(command, "get_help_option"):  # built once and cached by the command
+        params.append(command.get_help_option(SimpleNamespace(help_option_names=["--help"])))
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        quiet_flags(sub)
+    return command

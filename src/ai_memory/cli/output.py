@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.console import Console, HighlighterType, JustifyMethod, OverflowMethod
 from rich.style import Style
+from rich.table import Table
 from rich.text import Text
 
 # C0 and C1 controls but tab and newline (and a carriage return ending a line), and
@@ -72,3 +73,16 @@ def write_text(text: str) -> None:
 def emit_json(data: Any) -> None:
     text = json.dumps(data, indent=2, ensure_ascii=False)
     sys.stdout.write(_JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text) + "\n")
+
+
+def keep_whole(table: Table, *names: str) -> Table:
+    """Columns ``names`` (paths, commands) are never wrapped or cut: each is as wide as its
+    longest cell; the other columns wrap (fold) into what is left of the terminal."""
+    for column in table.columns:
+        if str(column.header) in names:
+            cells = [len(str(cell)) for cell in column.cells]
+            column.no_wrap = True
+            column.min_width = max([len(str(column.header)), *cells])
+        else:
+            column.overflow = "fold"
+    return table

@@ -44,6 +44,11 @@ def serve(
     lock = ServerLock(config.data_dir)
     lock.acquire(bind=f"{host}:{port}")
     try:
+        _check_port_free(host, port)  # before the banner: a busy port is the only thing said
+    except BaseException:
+        lock.release()
+        raise
+    try:
         base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
         if remote:
             _warn_remote(host)
@@ -57,6 +62,28 @@ def serve(
         run(create_app(config, token), config.server)
     finally:
         lock.release()
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Bind the address once ourselves, so a busy port is one clear line, not a banner
+    followed by a traceback from the server."""
+    import errno
+    import socket
+
+    from ai_memory.core.errors import Unavailable
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise Unavailable(
+                    f"{host}:{port} is already in use (another `ai-memory serve`?); "
+                    "stop it, or pass --bind host:port"
+                ) from None
+            raise Unavailable(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
 
 def _warn_remote(host: str) -> None:

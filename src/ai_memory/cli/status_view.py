@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from typing import Any
 
 from rich.table import Table
@@ -31,8 +29,8 @@ def show_health(health: dict[str, Any]) -> None:
     facts.add_row("last maintenance", str(last["maintenance"] or "never"))
     facts.add_row(
         "sizes",
-        f"index {health['sizes']['index_bytes'] / 1e6:.1f} MB, "
-        f"wiki {health['wiki_bytes'] / 1e6:.1f} MB",
+        f"index {health['sizes']['index_bytes'] / 1e6:.1f} MB; "
+        f"wiki {health['pages']} pages, {health['versions']} versions",
     )
     embedder = health["embedder"]
     facts.add_row(
@@ -48,10 +46,10 @@ def show_health(health: dict[str, Any]) -> None:
 
 def local_status(config: Config, scope: Scope | None) -> dict[str, Any]:
     """The counts read straight from the index, read-only, when no server answers."""
-    uri = f"file:{config.db_path}?mode=ro"
-    with closing(sqlite3.connect(uri, uri=True, timeout=2)) as conn:
-        conn.row_factory = sqlite3.Row
-        data = counts(conn, scope)
     from ai_memory import __version__
+    from ai_memory.cli.local_read import read_only
+
+    with read_only(config) as conn:
+        data = counts(conn, scope)
 
     return {"version": __version__, "data_dir": str(config.data_dir), "local": True, **data}

@@ -6,28 +6,34 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-PER_PROJECT = """
-SELECT p.workspace, p.name AS project,
-  (SELECT count(*) FROM pages g WHERE g.workspace = p.workspace AND g.project = p.name
-     AND g.is_latest = 1 AND g.deleted_at IS NULL) AS pages,
-  (SELECT count(*) FROM sessions s WHERE s.workspace = p.workspace AND s.project = p.name)
-     AS sessions,
-  (SELECT count(*) FROM handoffs h WHERE h.workspace = p.workspace AND h.project = p.name
-     AND h.status = 'open') AS open_handoffs
-FROM projects p ORDER BY p.workspace, p.name
+# Each count walks an index only (the partial "latest" index, tombstones, sessions,
+# open handoffs), never the page rows: status stays cheap at tens of thousands of pages.
+PROJECTS = "SELECT workspace, name AS project FROM projects ORDER BY workspace, name"
+PAGES_BY_PROJECT = """
+SELECT workspace, project, count(*) FROM pages WHERE is_latest = 1 GROUP BY workspace, project
+"""
+TOMBSTONES_BY_PROJECT = """
+SELECT workspace, project, count(*) FROM pages
+WHERE deleted_at IS NOT NULL AND is_latest = 1 GROUP BY workspace, project
+"""
+SESSIONS_BY_PROJECT = (
+    "SELECT workspace, project, count(*) FROM sessions GROUP BY workspace, project"
+)
+HANDOFFS_BY_PROJECT = """
+SELECT workspace, project, count(*) FROM handoffs WHERE status = 'open'
+GROUP BY workspace, project
 """
 SESSIONS_OPEN = "SELECT count(*) FROM sessions WHERE ended_at IS NULL"
 LAST_WRITE = "SELECT max(at) FROM audit_log"
 LAST_MAINTENANCE = "SELECT max(at) FROM audit_log WHERE actor = 'maintenance'"
 TOTALS = """
 SELECT
-  (SELECT count(*) FROM pages WHERE is_latest = 1 AND deleted_at IS NULL) AS pages,
+  (SELECT count(*) FROM pages WHERE is_latest = 1)
+    - (SELECT count(*) FROM pages WHERE deleted_at IS NOT NULL AND is_latest = 1) AS pages,
   (SELECT count(*) FROM pages) AS versions,
   (SELECT count(*) FROM sessions) AS sessions,
   (SELECT count(*) FROM observations) AS observations,
   (SELECT count(*) FROM handoffs WHERE status = 'open') AS open_handoffs,
-  (SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) FROM pages
-     WHERE is_latest = 1 AND deleted_at IS NULL) AS wiki_bytes,
   (SELECT max(version) FROM schema_migrations) AS schema_version
 """
 
@@ -35,11 +41,32 @@ SELECT
 def status_rows(conn: sqlite3.Connection) -> dict[str, Any]:
     return {
         "totals": dict(conn.execute(TOTALS).fetchone()),
-        "projects": [dict(row) for row in conn.execute(PER_PROJECT)],
+        "projects": per_project(conn),
         "sessions_open": conn.execute(SESSIONS_OPEN).fetchone()[0],
         "last_write_at": conn.execute(LAST_WRITE).fetchone()[0],
         "last_maintenance_at": conn.execute(LAST_MAINTENANCE).fetchone()[0],
     }
+
+
+def per_project(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    def grouped(sql: str) -> dict[tuple[str, str], int]:
+        return {(row[0], row[1]): int(row[2]) for row in conn.execute(sql)}
+
+    pages, tombstones = grouped(PAGES_BY_PROJECT), grouped(TOMBSTONES_BY_PROJECT)
+    sessions, handoffs = grouped(SESSIONS_BY_PROJECT), grouped(HANDOFFS_BY_PROJECT)
+    result = []
+    for row in conn.execute(PROJECTS):
+        key = (row[0], row[1])
+        result.append(
+            {
+                "workspace": key[0],
+                "project": key[1],
+                "pages": pages.get(key, 0) - tombstones.get(key, 0),
+                "sessions": sessions.get(key, 0),
+                "open_handoffs": handoffs.get(key, 0),
+            }
+        )
+    return result
 
 
 def unix_time(iso: str | None) -> float:

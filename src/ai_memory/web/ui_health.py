@@ -37,7 +37,6 @@ def build_health_router(views: Views) -> APIRouter:
             "observations",
             "open_handoffs",
             "schema_version",
-            "wiki_bytes",
         }
         extra = {k: v for k, v in status.items() if k not in known and isinstance(v, dict)}
         return views.html("health.html", status=status, extra=extra)

@@ -1,0 +1,77 @@
+"""The CLI's rough edges, smoothed: busy ports, help with choices, whole paths, local reads."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ServerProcess, clean_env, free_port, run_cli
+
+LONG = "procedures/release/checklists/long-page-name-release.md"
+
+
+def test_serve_on_a_busy_port_says_so_without_the_banner(data_dir: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run_cli("serve", "--bind", f"127.0.0.1:{port}", data_dir=data_dir)
+    assert done.returncode == 1
+    assert b"already in use" in done.stderr and b"serving" not in done.stdout
+
+
+def test_help_lists_the_choices(data_dir: Path) -> None:
+    done = run_cli("write-page", "--help", data_dir=data_dir, env=clean_env(COLUMNS="200"))
+    text = done.stdout.decode()
+    for kind in ("decision", "concept", "gotcha", "procedure"):
+        assert kind in text
+    top = subprocess.run(
+        [sys.executable, "-m", "ai_memory", "--help"],
+        env=clean_env(COLUMNS="200"),
+        capture_output=True,
+        timeout=60,
+    ).stdout.decode()
+    assert "install-completion" not in top and "completion" in top
+
+
+def test_list_pages_names_its_project_and_keeps_paths_whole(server: ServerProcess) -> None:
+    with server.client() as client:
+        body = {"body": "steps", "title": "A title long enough to need wrapping in a narrow table"}
+        client.put(f"/api/v1/projects/default/cli/pages/{LONG}", json=body)
+    env = clean_env(COLUMNS="80")
+    done = run_cli(
+        "list-pages", "-p", "cli", "--server", server.url, data_dir=server.data_dir, env=env
+    )
+    text = done.stdout.decode()
+    assert done.returncode == 0, done.stderr
+    assert "default/cli" in text
+    assert LONG in text  # on one line, never cut
+
+
+def test_read_commands_fall_back_to_the_index_without_a_server(server: ServerProcess) -> None:
+    with server.client() as client:
+        client.put("/api/v1/projects/default/cli/pages/a.md", json={"body": "kept text"})
+    server.stop()
+    down = ("--server", f"http://127.0.0.1:{free_port()}", "-p", "cli")
+    page = run_cli("read-page", "a.md", *down, data_dir=server.data_dir)
+    assert page.returncode == 0, page.stderr
+    assert b"kept text" in page.stdout and b"read-only" in page.stderr
+    history = run_cli("history", "a.md", *down, "--json", data_dir=server.data_dir)
+    assert history.returncode == 0 and b'"version": 1' in history.stdout
+
+
+def test_shell_completion_script_and_answers(data_dir: Path) -> None:
+    script = subprocess.run(
+        [sys.executable, "-m", "ai_memory", "completion", "bash"],
+        env=clean_env(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert script.returncode == 0 and b"_AI_MEMORY_COMPLETE" in script.stdout
+    env = clean_env(_AI_MEMORY_COMPLETE="complete_bash", COMP_WORDS="ai-memory doc", COMP_CWORD="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "ai_memory"], env=env, capture_output=True, timeout=60
+    )
+    assert b"doctor" in done.stdout
