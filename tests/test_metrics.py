@@ -139,3 +139,4 @@ def test_status_reports_counts_queue_spool_and_health(busy: ServerProcess) -> No
     assert status["sizes"]["index_bytes"] > 0 and status["versions"] >= status["pages"] > 0
     assert status["embedder"] == {"configured": False}
     assert status["warnings"] == []
+    assert "tasks" in status["maintenance"]  # the scheduler's own section

@@ -28,8 +28,12 @@ def get_metrics(request: Request) -> Metrics:
 
 
 def get_sections(request: Request) -> dict[str, Section]:
-    """Extra status sections other parts registered on ``app.state.status_sections``."""
-    sections: dict[str, Section] = getattr(request.app.state, "status_sections", {})
+    """Extra status sections: what other parts registered on ``app.state.status_sections``,
+    and the maintenance scheduler's tasks (last run, next run) when it runs."""
+    sections: dict[str, Section] = dict(getattr(request.app.state, "status_sections", {}))
+    jobs = getattr(request.app.state, "maintenance", None)
+    if jobs is not None and hasattr(jobs, "status"):
+        sections.setdefault("maintenance", jobs.status)
     return sections
 
 

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from ai_memory.metrics.status import build_status
+from ai_memory.web.admin import get_sections
 from ai_memory.web.ui_common import READ, RuntimeDep, html_errors
 from ai_memory.web.views import Views
 
@@ -16,8 +17,7 @@ def build_health_router(views: Views) -> APIRouter:
     @router.api_route("/health", methods=READ)
     @html_errors(views)
     async def health(request: Request, runtime: RuntimeDep) -> Response:
-        sections = getattr(request.app.state, "status_sections", {})
-        status = await build_status(runtime, request.app.state.metrics, sections)
+        status = await build_status(runtime, request.app.state.metrics, get_sections(request))
         known = {
             "version",
             "data_dir",
