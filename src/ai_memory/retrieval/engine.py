@@ -12,16 +12,15 @@ from typing import Any, Protocol
 
 from ai_memory.config import RetrievalSettings
 from ai_memory.retrieval.authority import HIGH, LOW, authority
+from ai_memory.retrieval.explain import hit_explain
 from ai_memory.retrieval.filters import PageFilter
-from ai_memory.retrieval.fusion import Fused, Part, fuse, merge_sessions
+from ai_memory.retrieval.fusion import Fused, fuse, merge_sessions
 from ai_memory.retrieval.models import (
     Hit,
-    HitExplain,
     QueryExplain,
     RawHit,
     SearchRequest,
     SearchResponse,
-    StreamExplain,
     StreamSummary,
 )
 from ai_memory.retrieval.query import PreparedQuery, prepare
@@ -267,7 +266,7 @@ class Engine:
             if hit.turns:
                 hit.snippet = hit.turns[0].snippet  # where the words are, not the page head
             if request.explain:
-                hit.explain = _hit_explain(entry, factor, parts)
+                hit.explain = hit_explain(entry, factor, parts)
             hits.append(hit)
         return hits
 
@@ -307,46 +306,7 @@ def _has_pages(conn: sqlite3.Connection, scope: Any) -> bool:
     return conn.execute(HAS_PAGES, (scope.workspace, scope.project)).fetchone() is not None
 
 
-def _hit_explain(entry: Fused, factor: float, parts: dict[str, float]) -> HitExplain:
-    streams = {
-        name: StreamExplain(
-            rank=c.rank, score=round(c.score, 6), contribution=round(c.contribution, 6)
-        )
-        for name, c in entry.streams.items()
-    }
-    for c in entry.streams.values():
-        merged: dict[str, Part] = c.detail.get("parts", {})
-        for name, part in merged.items():
-            streams[name] = StreamExplain(
-                rank=part.rank,
-                score=round(part.score, 6),
-                contribution=0.0,
-                via="session",
-                share=round(part.share, 6),
-            )
-    explain = HitExplain(
-        streams=streams,
-        rrf=round(entry.rrf, 6),
-        authority=round(factor, 4),
-        authority_parts=parts,
-    )
-    for c in entry.streams.values():
-        if "entities" in c.detail:
-            explain.matched_entities = sorted(set(c.detail["entities"]))
-        if "edge" in c.detail:
-            explain.edge = c.detail["edge"]
-        if "observation_id" in c.detail:
-            explain.observation_id = c.detail["observation_id"]
-        if "turns" in c.detail:
-            explain.turns = [obs.id for obs in c.detail["turns"]]
-        if "chunk" in c.detail:
-            explain.chunk = c.detail["chunk"]
-    return explain
-
-
-def _feedback(
-    conn: sqlite3.Connection, rows: Collection[sqlite3.Row]
-) -> dict[int, dict[str, int]]:
+def _feedback(conn: sqlite3.Connection, rows: Collection[sqlite3.Row]) -> dict[int, dict[str, int]]:
     ids = sorted({int(r["id"]) for r in rows})
     if not ids:
         return {}
