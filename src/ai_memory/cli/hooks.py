@@ -71,7 +71,7 @@ def install_hooks(
     changed = hook_install.install(current, agent, folder, server=server)
     _apply_change(path, current, changed, apply)
     note = hook_install.trust_note(agent)
-    if note is not None:
+    if note is not None and apply:
         out.print(styled("action needed:", "yellow"), note, highlight=False)
 
 

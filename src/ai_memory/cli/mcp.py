@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, cast
@@ -10,6 +11,7 @@ import typer
 
 from ai_memory.cli.options import DataDir, ServerUrl, load_config
 from ai_memory.cli.output import err, out, styled
+from ai_memory.config import Config
 from ai_memory.core.errors import InvalidInput
 
 ClientName = Annotated[
@@ -103,10 +105,11 @@ def setup(
     config = load_config(data_dir)
     for line in initialise(config):
         out.print(f"created {line}", highlight=False)
-    _install_hooks(client, data_dir)
+    url = server or config.server.url
+    hooked = _install_hooks(client, data_dir, server)
     install_mcp(client, True, "bridge", config_file, data_dir, server)
-    offer_service(config, service, server or config.server.url)
-    result = self_check(server or config.server.url, bridge_command(data_dir, server))
+    offer_service(config, service, url)
+    result = self_check(url, bridge_command(data_dir, server))
     scope = result.scope
     out.print(
         styled("ok", "green"),
@@ -114,17 +117,48 @@ def setup(
         f"{scope['workspace']}/{scope['project']} ({scope['reason']})",
         highlight=False,
     )
+    if hooked:
+        _check_hooks(client, config, data_dir, server)
 
 
-def _install_hooks(client: str, data_dir: Path | None) -> None:
-    """Capture's install-hooks, for the agents it knows."""
-    from ai_memory.cli.hook_install import AGENT_HOOKS
+def _install_hooks(client: str, data_dir: Path | None, server: str | None) -> bool:
+    """Capture's install-hooks, for the agents it knows; False when there are none."""
+    from ai_memory.cli.hook_install import AGENT_HOOKS, PLUGIN_AGENTS
     from ai_memory.cli.hooks import install_hooks
 
-    if client not in AGENT_HOOKS:
+    if client not in AGENT_HOOKS and client not in PLUGIN_AGENTS:
         err.print(styled("note:", "yellow"), f"no hooks to install for {client}; MCP only")
-        return
-    install_hooks(client, True, None, data_dir)
+        return False
+    install_hooks(client, True, None, data_dir, server)
+    return True
+
+
+def _check_hooks(client: str, config: Config, data_dir: Path | None, server: str | None) -> None:
+    """Send a real event through the installed hook command and read it back."""
+    from ai_memory.cli import hook_check, hook_install
+    from ai_memory.cli.options import client_for
+
+    home = Path(os.environ.get("HOME") or Path.home())
+    settings = hook_install.settings_path(client, home)
+    folder = data_dir.resolve() if data_dir else None
+    plugin_line = hook_install.hook_command(client, "chat.message", folder, None, server)
+    command = hook_check.installed_command(client, settings, plugin_line)
+    api = client_for(config, server)
+    session = hook_check.check_hook(client, command, api, config.data_dir / "spool")
+    out.print(
+        styled("ok", "green"),
+        f"a test event sent through the installed {client} hook reached {api.base_url} "
+        f"(session {session}, project {hook_check.PROJECT})",
+        highlight=False,
+    )
+    if client == "codex" and not hook_check.codex_trusted(home, settings):
+        err.print(
+            styled("not finished:", "yellow"),
+            "Codex will not run these hooks until you trust them: start `codex`, type /hooks "
+            "and trust each ai-memory entry, then run setup again to check.",
+            highlight=False,
+        )
+        raise typer.Exit(2)
 
 
 def mcp_bridge(

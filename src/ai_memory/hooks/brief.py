@@ -16,6 +16,7 @@ from typing import Any
 from ai_memory.core.fence import FENCE, NOTE, neutralise
 from ai_memory.core.identity import GLOBAL_PROJECT, Scope
 from ai_memory.core.kinds import RULE_PAGE_SQL
+from ai_memory.hooks.session_page import checkout_root, relative_path
 
 MAX_BUDGET = 9500
 HANDOFF_CHARS = 2500
@@ -56,6 +57,7 @@ SELECT meta FROM observations
 WHERE workspace = ? AND project = ? AND session_id = ? AND kind = 'post-tool-use'
     AND meta LIKE '%"action": "edit"%' ORDER BY id DESC LIMIT 40
 """
+SESSION_CWD = "SELECT cwd FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?"
 # Short extracts of every brief page first, then deeper ones, then whole bodies.
 TIERS = (160, 700)
 
@@ -108,6 +110,8 @@ def read_snapshot(conn: sqlite3.Connection, scope: Scope, session_id: str) -> di
     if not prompts:
         return None
     first = conn.execute(FIRST_PROMPT, key).fetchone()
+    cwd = conn.execute(SESSION_CWD, key).fetchone()
+    root = checkout_root(cwd[0] if cwd else None)
     last = conn.execute(LAST_ASSISTANT, key).fetchone()
     edited: dict[str, None] = {}
     for (meta,) in conn.execute(EDITED, key):
@@ -116,8 +120,9 @@ def read_snapshot(conn: sqlite3.Connection, scope: Scope, session_id: str) -> di
         except (ValueError, AttributeError):
             continue
         for name in files:
-            if isinstance(name, str):
-                edited.setdefault(name, None)
+            relative = relative_path(name, root) if isinstance(name, str) else None
+            if relative is not None:
+                edited.setdefault(relative, None)
     return {
         "first_prompt": first["body"][:600] if first else None,
         "last_prompts": [p["body"][:400] for p in reversed(prompts)],

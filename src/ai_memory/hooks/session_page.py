@@ -151,7 +151,7 @@ def read_digest(
         end_reason=row["end_reason"],
         observation_count=int(count),
         last_observation_id=int(last_id),
-        root=_root(row["cwd"]),
+        root=checkout_root(row["cwd"]),
     )
     rows = conn.execute(SESSION_EVENTS, (*key, MAX_ROWS)).fetchall()
     _Reader(digest).read(rows)
@@ -237,20 +237,23 @@ class _Reader:
             )
 
     def _relative(self, path: str) -> str | None:
-        """A path relative to the checkout; the checkout itself is no file."""
-        root = self.digest.root
-        clean = path.strip()
-        if not root or not clean.startswith("/"):
-            return clean or None
-        normal = os.path.normpath(clean)
-        if normal == root:
-            return None
-        if normal.startswith(root.rstrip("/") + "/"):
-            return normal[len(root.rstrip("/")) + 1 :]
-        return normal
+        return relative_path(path, self.digest.root)
 
 
-def _root(cwd: str | None) -> str | None:
+def relative_path(path: str, root: str | None) -> str | None:
+    """A path relative to the checkout ``root``; the checkout itself is no file."""
+    clean = path.strip()
+    if not root or not clean.startswith("/"):
+        return clean or None
+    normal = os.path.normpath(clean)
+    if normal == root:
+        return None
+    if normal.startswith(root.rstrip("/") + "/"):
+        return normal[len(root.rstrip("/")) + 1 :]
+    return normal
+
+
+def checkout_root(cwd: str | None) -> str | None:
     """The checkout a session ran in (its marker or git root), else its directory."""
     if not cwd or not cwd.startswith("/"):
         return None

@@ -36,9 +36,12 @@ SESSION_PAGE = """
 SELECT page_id FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?
 """
 # A session that only started and ended (a health check, `claude mcp list`) leaves nothing.
+# The observation index is contentless: a removal repeats the text it indexed.
 DROP_EMPTY_FTS = """
-DELETE FROM observations_fts WHERE rowid IN (SELECT id FROM observations
-    WHERE workspace = ? AND project = ? AND session_id = ?)
+INSERT INTO observations_fts(observations_fts, rowid, body)
+SELECT 'delete', id, fts_text(CASE WHEN coalesce(tool_name, '') != ''
+    THEN tool_name || ' ' || body ELSE body END)
+FROM observations WHERE workspace = ? AND project = ? AND session_id = ?
 """
 DROP_EMPTY_OBSERVATIONS = (
     "DELETE FROM observations WHERE workspace = ? AND project = ? AND session_id = ?"
