@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
-# Each count walks an index only (the partial "latest" index, tombstones, sessions,
-# open handoffs), never the page rows: status stays cheap at tens of thousands of pages.
+# Each count walks an index only (the partial "latest" index, tombstones, sessions, open
+# handoffs), never the page rows: status stays cheap at tens of thousands of pages.
+# "+is_latest" keeps the planner on the tombstones index.
 PROJECTS = "SELECT workspace, name AS project FROM projects ORDER BY workspace, name"
 PAGES_BY_PROJECT = """
 SELECT workspace, project, count(*) FROM pages WHERE is_latest = 1 GROUP BY workspace, project
 """
-TOMBSTONES_BY_PROJECT = """
-SELECT workspace, project, count(*) FROM pages
-WHERE deleted_at IS NOT NULL AND is_latest = 1 GROUP BY workspace, project
-"""
+TOMBSTONES = "SELECT workspace, project FROM pages WHERE deleted_at IS NOT NULL AND +is_latest = 1"
 SESSIONS_BY_PROJECT = (
     "SELECT workspace, project, count(*) FROM sessions GROUP BY workspace, project"
 )
@@ -24,12 +23,12 @@ SELECT workspace, project, count(*) FROM handoffs WHERE status = 'open'
 GROUP BY workspace, project
 """
 SESSIONS_OPEN = "SELECT count(*) FROM sessions WHERE ended_at IS NULL"
-LAST_WRITE = "SELECT max(at) FROM audit_log"
+LAST_WRITE = "SELECT at FROM audit_log ORDER BY id DESC LIMIT 1"
 LAST_MAINTENANCE = "SELECT max(at) FROM audit_log WHERE actor = 'maintenance'"
 TOTALS = """
 SELECT
   (SELECT count(*) FROM pages WHERE is_latest = 1)
-    - (SELECT count(*) FROM pages WHERE deleted_at IS NOT NULL AND is_latest = 1) AS pages,
+    - (SELECT count(*) FROM pages WHERE deleted_at IS NOT NULL AND +is_latest = 1) AS pages,
   (SELECT count(*) FROM pages) AS versions,
   (SELECT count(*) FROM sessions) AS sessions,
   (SELECT count(*) FROM observations) AS observations,
@@ -52,7 +51,8 @@ def per_project(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     def grouped(sql: str) -> dict[tuple[str, str], int]:
         return {(row[0], row[1]): int(row[2]) for row in conn.execute(sql)}
 
-    pages, tombstones = grouped(PAGES_BY_PROJECT), grouped(TOMBSTONES_BY_PROJECT)
+    pages = grouped(PAGES_BY_PROJECT)
+    tombstones = Counter((row[0], row[1]) for row in conn.execute(TOMBSTONES))  # a few rows
     sessions, handoffs = grouped(SESSIONS_BY_PROJECT), grouped(HANDOFFS_BY_PROJECT)
     result = []
     for row in conn.execute(PROJECTS):

@@ -8,9 +8,11 @@ from typing import Any
 from ai_memory.core.identity import Scope
 from ai_memory.store import pages
 
+# Version ids grow with every write, so id order is write order, and it walks the
+# primary key instead of sorting every latest page by time.
 RECENT_EVERYWHERE = f"""
 SELECT {pages.PAGE_COLUMNS} FROM pages WHERE is_latest = 1
-ORDER BY created_at DESC, id DESC LIMIT ?
+ORDER BY id DESC LIMIT ?
 """
 
 RECENT_OF_KIND = f"""
