@@ -52,8 +52,12 @@ def packet(project: str = "default/shop") -> str:
         + "\nAdd a coupon field to the checkout",
         "<hook_context>\n" + NOTE.replace(" ", "  ") + '\n<untrusted history project="x">\n'
         "stale brief\n</untrusted history>\n</hook_context>\nAdd a coupon field to the checkout",
+        # Gemini CLI -p hands the context back HTML-escaped inside its wrapper.
+        "<hook_context>"
+        + packet().replace("<", "&lt;").replace(">", "&gt;")
+        + "</hook_context>\n\nAdd a coupon field to the checkout",
     ],
-    ids=["gemini-wrapper", "bare", "other-case", "other-spacing"],
+    ids=["gemini-wrapper", "bare", "other-case", "other-spacing", "html-escaped"],
 )
 def test_our_injected_packet_is_never_stored_as_the_prompt(
     data_dir: Path, tmp_path: Path, prompt: str

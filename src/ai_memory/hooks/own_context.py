@@ -16,15 +16,19 @@ from ai_memory.core.fence import NOTE
 
 # The words every packet starts with: case and the spaces between them ignored.
 _NOTE_HEAD = r"recorded\s+history\s+from\s+ai[\s_.-]*memory\b"
-_FENCE_OPEN = r"<\s*untrusted[\s_.:-]*history\b[^<>]{0,400}>"
-_FENCE_CLOSE = r"<\s*/\s*untrusted[\s_.:-]*history\s*>"
+# An agent may hand our tags back HTML-escaped (Gemini CLI: &lt;untrusted-history&gt;).
+_LT = r"(?:<|&lt;|&#0*60;|&#x0*3c;)"
+_GT = r"(?:>|&gt;|&#0*62;|&#x0*3e;)"
+_FENCE_OPEN = rf"{_LT}\s*untrusted[\s_.:-]*history\b[^<>]{{0,400}}?{_GT}"
+_FENCE_CLOSE = rf"{_LT}\s*/\s*untrusted[\s_.:-]*history\s*{_GT}"
 # A wrapper an agent puts around injected context (Gemini: <hook_context>…</hook_context>).
-_WRAP_OPEN = r"<\s*(hook[\s_-]*context|additional[\s_-]*context|session[\s_-]*context)\s*>"
+_WRAP_NAMES = r"(?:hook|additional|session)[\s_-]*context"
+_WRAP_OPEN = rf"{_LT}\s*{_WRAP_NAMES}\s*{_GT}"
 
 _START = re.compile(rf"(?:{_WRAP_OPEN}\s*)?(?:{_NOTE_HEAD}|{_FENCE_OPEN})", re.IGNORECASE)
 _OPEN = re.compile(_FENCE_OPEN, re.IGNORECASE)
 _CLOSE = re.compile(_FENCE_CLOSE, re.IGNORECASE)
-_WRAP_CLOSE = re.compile(r"\s*<\s*/\s*(?:hook|additional|session)[\s_-]*context\s*>", re.IGNORECASE)
+_WRAP_CLOSE = re.compile(rf"\s*{_LT}\s*/\s*{_WRAP_NAMES}\s*{_GT}", re.IGNORECASE)
 _PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
 _TRIGGERS = ("untrusted", "ai-memory", "ai_memory", "ai memory")
 

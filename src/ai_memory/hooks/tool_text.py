@@ -17,7 +17,17 @@ from typing import Literal
 Action = Literal["edit", "read", "run", "search", "mcp", "other"]
 
 # The keys holding what a tool printed, in the order a person reads them.
-_TEXT_KEYS = ("stdout", "output", "content", "result", "text", "message", "stderr", "error")
+_TEXT_KEYS = (
+    "stdout",
+    "output",
+    "llmContent",  # Gemini CLI
+    "content",
+    "result",
+    "text",
+    "message",
+    "stderr",
+    "error",
+)
 _EXIT_KEYS = ("exit_code", "exitCode", "exit_status", "returncode", "code")
 _EXIT_IN_TEXT = re.compile(r"\bexit(?:ed with)?[ _]?(?:code|status)[: ]+(-?\d{1,4})\b", re.I)
 _EDIT_TOOLS = frozenset(
