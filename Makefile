@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint format bench clean browser docs
+.PHONY: run test lint format bench clean browser docs agents
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,21 @@ browser:
 		|| ($(APT) update -qq && $(APT) install -y -qq chromium) \
 		|| echo "chromium could not be installed: the browser tests will skip"
 
-test: lint browser
+# The real agent CLIs for tests/test_real_agents.py, from npm into a cache (not the system);
+# without npm or the network those tests skip, saying why.
+AGENTS := .cache/agents
+AGENT_PACKAGES := @anthropic-ai/claude-code @openai/codex @google/gemini-cli opencode-ai
+AGENT_BINS := claude codex gemini opencode
+
+agents:
+	@missing=0; for bin in $(AGENT_BINS); do [ -x $(AGENTS)/node_modules/.bin/$$bin ] || missing=1; done; \
+	if [ $$missing = 1 ]; then \
+		command -v npm >/dev/null 2>&1 \
+		&& timeout 600 npm install --prefix $(AGENTS) --no-audit --no-fund --silent $(AGENT_PACKAGES) \
+		|| echo "the agent CLIs could not be installed with npm: tests/test_real_agents.py will skip"; \
+	fi
+
+test: lint browser agents
 	$(BIN)/pytest -q
 
 format: $(TEST_STAMP)
