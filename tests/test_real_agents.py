@@ -109,10 +109,29 @@ def run_gemini(fake: FakeModels, home: Path, checkout: Path, prompt: str) -> str
     return _run([gemini, "-p", prompt, "--yolo", "-m", "gemini-2.5-flash"], env, checkout)
 
 
+def run_codex(fake: FakeModels, home: Path, checkout: Path, prompt: str) -> str:
+    """``codex exec`` on a custom model provider whose base_url is the fake server.
+
+    Codex runs hooks only once the user has reviewed them; a test cannot press the key,
+    so it passes the flag Codex documents for automation that vets hook sources itself.
+    """
+    codex = cli("codex")
+    config = home / ".codex" / "config.toml"
+    provider = (
+        'model = "fake-model"\nmodel_provider = "fake"\n\n[model_providers.fake]\n'
+        f'name = "fake"\nbase_url = "{fake.url}/v1"\nwire_api = "responses"\n'
+        'env_key = "FAKE_MODEL_KEY"\n\n'
+    )
+    config.write_text(provider + config.read_text())
+    argv = [codex, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox", prompt]  # fmt: skip
+    return _run(argv, agent_env(home, FAKE_MODEL_KEY="offline"), checkout)
+
+
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> str:
     done = subprocess.run(argv, capture_output=True, env=env, cwd=cwd, timeout=RUN_TIMEOUT)
-    output = done.stdout.decode(errors="replace")
-    assert done.returncode == 0, output + done.stderr.decode(errors="replace")
+    output = done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
+    assert done.returncode == 0, output
     return output
 
 
@@ -209,6 +228,31 @@ def test_gemini_hands_off_to_claude_code(
         "print a greeting for the invoices",
         "carry on with the invoices",
     }
+
+
+def test_codex_hands_off_to_claude_code(
+    server: ServerProcess, fake: FakeModels, home: Path, checkout: Path
+) -> None:
+    cli("codex"), cli("claude")
+    done = subprocess.run(
+        [*AI_MEMORY, "setup", "--agent", "codex", "--server", server.url, "--no-service",
+         "--data-dir", str(server.data_dir)],
+        capture_output=True, env=clean_env(HOME=str(home)), cwd=checkout, timeout=120,
+    )  # fmt: skip
+    # The hook reached the server, and setup stops saying what only the user can do.
+    assert done.returncode == 2 and b"reached" in done.stdout and b"/hooks" in done.stderr
+    output = run_codex(fake, home, checkout, "print a greeting for the orders")
+    assert "hook: SessionStart Completed" in output and "hook: Stop Completed" in output
+    assert "clamping" not in output  # our SessionEnd limit is within Codex's 3 s
+    assert "memory_query" in fake.seen.text()  # the MCP tools reached the model
+    assert_captured(server, "codex", "print a greeting for the orders")
+    before = len(fake.seen.bodies)
+
+    setup("claude-code", server, home, checkout)
+    run_claude(fake, home, checkout, "carry on with the orders")
+    sent = "\n".join(json.dumps(b) for b in fake.seen.bodies[before:])
+    assert "Handoff from codex" in sent and "print a greeting for the orders" in sent
+    assert_captured(server, "claude-code", "carry on with the orders")
 
 
 def test_claude_mcp_list_leaves_no_session(
