@@ -22,8 +22,10 @@ class SessionFinisher:
     def __init__(self, wiki: Wiki, *, recent_limit: int = 50) -> None:
         self.wiki = wiki
         self.recent_limit = recent_limit
-        self._queue: asyncio.Queue[tuple[SessionKey, str]] = asyncio.Queue()
+        self._queue: asyncio.Queue[SessionKey] = asyncio.Queue()
         self._pending: set[SessionKey] = set()
+        # What each queued session is to get: (reason, last observation an idle end expects).
+        self._wanted: dict[SessionKey, tuple[str, int | None]] = {}
         self._idle = asyncio.Event()
         self._idle.set()
         self._task: asyncio.Task[None] | None = None
@@ -51,14 +53,23 @@ class SessionFinisher:
     def pending(self) -> int:
         return len(self._pending)
 
-    def enqueue(self, key: SessionKey, reason: str = "session-end") -> None:
-        """Queue a session for ending; a session already queued is not queued twice."""
+    def enqueue(
+        self, key: SessionKey, reason: str = "session-end", expect: int | None = None
+    ) -> None:
+        """Queue a session for ending; a session already queued is not queued twice.
+
+        ``expect`` makes it an idle end (see :func:`end_session`); a real end queued
+        while an idle end still waits takes its place.
+        """
         if key in self._pending:
+            if expect is None and self._wanted.get(key, ("", None))[1] is not None:
+                self._wanted[key] = (reason, None)
             return
         self._pending.add(key)
+        self._wanted[key] = (reason, expect)
         self._done.setdefault(key, asyncio.Event())
         self._idle.clear()
-        self._queue.put_nowait((key, reason))
+        self._queue.put_nowait(key)
 
     async def wait_for(self, key: SessionKey, timeout: float) -> bool:
         """Wait until ``key`` is no longer queued (or ``timeout``); True when it is done."""
@@ -78,7 +89,7 @@ class SessionFinisher:
             await asyncio.wait_for(self._idle.wait(), timeout=timeout)
         return self.pending
 
-    def _retry_later(self, key: SessionKey, reason: str) -> None:
+    def _retry_later(self, key: SessionKey, reason: str, expect: int | None) -> None:
         """A busy writer is no reason to lose a page: try again a few times, later.
 
         Only this session waits; after the last try the scheduler's scan for ended
@@ -90,9 +101,10 @@ class SessionFinisher:
             return
         self._failed[key] = attempts
         self._pending.add(key)
+        self._wanted[key] = (reason, expect)
         self._idle.clear()
         delay = min(2.0 * attempts, 10.0)
-        asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, (key, reason))
+        asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, key)
 
     def _settled(self, key: SessionKey) -> None:
         if key not in self._pending:
@@ -104,13 +116,19 @@ class SessionFinisher:
 
     async def _run(self) -> None:
         while True:
-            key, reason = await self._queue.get()
+            key = await self._queue.get()
             # Taken off the pending set first: an event arriving while the page is
             # being written queues the session again, so nothing is missed.
             self._pending.discard(key)
+            reason, expect = self._wanted.pop(key, ("session-end", None))
             try:
                 result = await asyncio.to_thread(
-                    end_session, self.wiki, key, reason=reason, recent_limit=self.recent_limit
+                    end_session,
+                    self.wiki,
+                    key,
+                    reason=reason,
+                    recent_limit=self.recent_limit,
+                    expect=expect,
                 )
                 if result is not None and result.page_id is not None:
                     self.pages_written += 1
@@ -118,5 +136,5 @@ class SessionFinisher:
             except Exception:
                 self.failures += 1
                 log.exception("could not end session %s", key)
-                self._retry_later(key, reason)
+                self._retry_later(key, reason, expect)
             self._settled(key)

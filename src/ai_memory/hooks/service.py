@@ -163,10 +163,10 @@ class HookService:
     async def end_idle(self, idle_s: float) -> int:
         """Queue every session silent for ``idle_s`` seconds for ending; return how many."""
         before = iso(utc_now() - timedelta(seconds=idle_s))
-        keys = await self.runtime.readers.aread(lambda conn: idle_sessions(conn, before))
-        for key in keys:
-            self.finisher.enqueue(key, "idle")
-        return len(keys)
+        found = await self.runtime.readers.aread(lambda conn: idle_sessions(conn, before))
+        for idle in found:  # ended only if still as found: a late real end wins
+            self.finisher.enqueue(idle.key, "idle", expect=idle.last_observation_id)
+        return len(found)
 
     async def finalize(
         self, scope: Scope, *, agent: str | None, session_id: str | None, timeout: float = 30.0

@@ -21,8 +21,13 @@ UPDATE sessions SET ended_at = coalesce(ended_at, ?), end_reason = coalesce(end_
 WHERE workspace = ? AND project = ? AND session_id = ?
 """
 IDLE_SESSIONS = """
-SELECT workspace, project, session_id FROM sessions
-WHERE ended_at IS NULL AND last_event_at < ? ORDER BY last_event_at LIMIT ?
+SELECT s.workspace, s.project, s.session_id, (
+    SELECT coalesce(max(o.id), 0) FROM observations o WHERE o.workspace = s.workspace
+        AND o.project = s.project AND o.session_id = s.session_id)
+FROM sessions s WHERE s.ended_at IS NULL AND s.last_event_at < ? ORDER BY s.last_event_at LIMIT ?
+"""
+SESSION_ENDED = """
+SELECT ended_at IS NOT NULL FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?
 """
 UNWRITTEN_PAGES = """
 SELECT s.workspace, s.project, s.session_id FROM sessions s
@@ -60,6 +65,12 @@ class StaleSession(AiMemoryError):
     code = "stale_session"
 
 
+class IdleEndRefused(AiMemoryError):
+    """The session moved on (an event, or its real end) after it was found idle."""
+
+    code = "idle_end_refused"
+
+
 @dataclass(frozen=True, slots=True)
 class SessionKey:
     workspace: str
@@ -69,6 +80,15 @@ class SessionKey:
     @property
     def scope(self) -> Scope:
         return Scope(self.workspace, self.project)
+
+
+@dataclass(frozen=True, slots=True)
+class IdleSession:
+    """A session found idle, with the state it was found in: its idle end is a
+    compare-and-set on that state."""
+
+    key: SessionKey
+    last_observation_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +107,14 @@ def end_session(
     recent_limit: int = 50,
     attempts: int = 3,
     clock: Callable[[], str] = now_iso,
+    expect: int | None = None,
 ) -> EndResult | None:
     """Write the session page and hand off; ``None`` if the session is unknown.
 
     Runs in a worker thread: the digest is read from a reader, the page is
     built here, and the writer commits page + session row + handoff together.
+    ``expect`` (an idle end) is the last observation id seen when the session was
+    found idle; if the session has moved on since, nothing is done (``None``).
     """
     for attempt in range(attempts):
         digest = wiki.readers.read(
@@ -99,26 +122,37 @@ def end_session(
         )
         if digest is None:
             return None
-        command = _end_command(wiki, key, digest, reason, clock, check=attempt < attempts - 1)
+        if expect is not None and (digest.ended_at or digest.last_observation_id != expect):
+            return None
+        check = attempt < attempts - 1
+        command = end_command(wiki, key, digest, reason, clock, check=check, expect=expect)
         try:
             result = wiki.writer.call(command, timeout=wiki.write_timeout)
         except StaleSession:
             continue
+        except IdleEndRefused:
+            return None
         if result.page_path is not None and wiki.checkpointer is not None:
             wiki.checkpointer.notify(key.scope.page(result.page_path).relpath)
         return result
     return None
 
 
-def _end_command(
+def end_command(
     wiki: Wiki,
     key: SessionKey,
     digest: SessionDigest,
     reason: str,
-    clock: Callable[[], str],
+    clock: Callable[[], str] = now_iso,
     *,
-    check: bool,
+    check: bool = True,
+    expect: int | None = None,
 ) -> Callable[[sqlite3.Connection], EndResult]:
+    """The writer command ending the session as ``digest`` saw it.
+
+    With ``expect`` it raises :class:`IdleEndRefused` unless the session is still open
+    with ``expect`` as its last observation: a real end that came in between wins.
+    """
     now = clock()
     ended_at = digest.ended_at or now
     page_command = None
@@ -128,8 +162,11 @@ def _end_command(
         page_command = wiki.write_command(key.scope.page(path), body, meta, actor="hooks")
 
     def command(conn: sqlite3.Connection) -> EndResult:
-        stats = conn.execute(SESSION_STATS, (key.workspace, key.project, key.session_id))
-        if check and int(stats.fetchone()[1]) != digest.last_observation_id:
+        ids = (key.workspace, key.project, key.session_id)
+        last_id = int(conn.execute(SESSION_STATS, ids).fetchone()[1])
+        if expect is not None and (last_id != expect or _ended(conn, ids)):
+            raise IdleEndRefused("the session moved on after it was found idle")
+        if check and last_id != digest.last_observation_id:
             raise StaleSession("new observations arrived")
         page_id = None
         handoff_id = None
@@ -148,7 +185,6 @@ def _end_command(
             )
             handoff_id = int(handoff["id"])
         elif not digest.has_work:
-            ids = (key.workspace, key.project, key.session_id)
             for statement in (DROP_EMPTY_FTS, DROP_EMPTY_OBSERVATIONS, DROP_EMPTY_SESSION):
                 conn.execute(statement, ids)
             return EndResult(key, None, None, None)
@@ -175,8 +211,15 @@ def _handoff_content(digest: SessionDigest, path: str) -> dict[str, Any]:
     }
 
 
-def idle_sessions(conn: sqlite3.Connection, before: str, limit: int = 100) -> list[SessionKey]:
-    return [SessionKey(*row) for row in conn.execute(IDLE_SESSIONS, (before, limit))]
+def _ended(conn: sqlite3.Connection, ids: tuple[str, str, str]) -> bool:
+    row = conn.execute(SESSION_ENDED, ids).fetchone()
+    return row is None or bool(row[0])
+
+
+def idle_sessions(conn: sqlite3.Connection, before: str, limit: int = 100) -> list[IdleSession]:
+    """Open sessions silent since ``before``, each with the state its idle end expects."""
+    rows = conn.execute(IDLE_SESSIONS, (before, limit))
+    return [IdleSession(SessionKey(*row[:3]), int(row[3])) for row in rows]
 
 
 def newest_open_session(conn: sqlite3.Connection, scope: Scope, agent: str | None) -> str | None:
