@@ -17,7 +17,7 @@ from ai_memory.cli.options import (
     load_config,
     scope_for,
 )
-from ai_memory.cli.output import emit_json, err, out
+from ai_memory.cli.output import emit_json, err, keep_whole, out
 
 
 def register(app: typer.Typer) -> None:
@@ -92,7 +92,7 @@ def _print_hits(data: dict[str, Any], explain: bool) -> None:
         table = Table("session", "kind", "when", "snippet", title="no page matched; observations")
         for raw in data["raw_hits"]:
             table.add_row(raw["session_id"], raw["kind"], raw["created_at"], raw["snippet"])
-        out.print(table)
+        out.print(keep_whole(table, "session"))
     else:
         out.print("no matches")
     if data.get("global_hits"):
@@ -136,7 +136,7 @@ def _hit_table(title: str, hits: list[dict[str, Any]], explain: bool) -> Table:
         if explain:
             row.append(_why(hit.get("explain") or {}))
         table.add_row(*row)
-    return table
+    return keep_whole(table, "path")
 
 
 def _why(explain: dict[str, Any]) -> str:
