@@ -211,6 +211,16 @@ def test_a_start_after_compaction_re_grounds_instead_of_repeating_the_claim(
     assert "Re-grounding" in recap["context"] and "Type hints everywhere" in recap["context"]
 
 
+def test_recap_and_brief_refuse_bad_input_clearly(data_dir: Path) -> None:
+    with app_client(data_dir) as client:
+        no_scope = client.get("/recap", params={"agent": "codex"})
+        budget = client.get("/brief", params={**PROJECT, "budget": "lots"})
+        relative = client.get("/recap", params={"cwd": "not/absolute"})
+    assert no_scope.status_code == 400 and "project" in no_scope.text
+    assert budget.status_code == 400 and "budget" in budget.text
+    assert relative.status_code == 400 and "absolute cwd" in relative.text
+
+
 def test_subagent_start_gets_the_brief_and_does_not_end_the_session(
     server: ServerProcess, tmp_path: Path
 ) -> None:
