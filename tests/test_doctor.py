@@ -173,6 +173,15 @@ def test_hooks_and_mcp_pointing_at_another_data_dir(
     assert "elsewhere" in broken(found, "mcp:claude-code").message
 
 
+def test_hooks_pointing_at_another_server(live: ServerProcess, data_dir: Path, home: Path) -> None:
+    path = hook_install.settings_path("claude-code", home)
+    wrong = f"http://127.0.0.1:{free_port()}"
+    settings = hook_install.install({}, "claude-code", data_dir, server=wrong)
+    path.write_text(hook_install.render(settings))
+    finding = broken(doctor(data_dir, home, env_for(live)), "hooks:claude-code")
+    assert wrong in finding.message and "install-hooks" in (finding.fix or "")
+
+
 def test_a_spool_the_server_does_not_drain(data_dir: Path, home: Path) -> None:
     spool = data_dir / "spool"
     spool.mkdir(exist_ok=True)

@@ -93,14 +93,19 @@ def _own_commands(settings: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def _dir_of(words: list[str] | str, ctx: DoctorContext) -> str | None:
-    """The data dir a command line names when it is not this one, else None."""
+    """The data dir (or server) a command line names when it is not this one, else None."""
     try:
         argv = shlex.split(words) if isinstance(words, str) else list(words)
     except ValueError:
         return "an unparsable command"
     named = argv[argv.index("--data-dir") + 1] if "--data-dir" in argv[:-1] else None
     chosen = locate.data_dir(named, ctx.env)
-    return None if chosen == ctx.data_dir else str(chosen)
+    if chosen != ctx.data_dir:
+        return str(chosen)
+    server = argv[argv.index("--server") + 1] if "--server" in argv[:-1] else None
+    if server is not None and server.rstrip("/") != ctx.server_url:
+        return server  # this data dir, but a server that is not where it listens
+    return None
 
 
 def _mcp_entry(client: str, path: Path) -> dict[str, Any] | None:
