@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -60,6 +61,9 @@ def test_read_commands_fall_back_to_the_index_without_a_server(server: ServerPro
     assert b"kept text" in page.stdout and b"read-only" in page.stderr
     history = run_cli("history", "a.md", *down, "--json", data_dir=server.data_dir)
     assert history.returncode == 0 and b'"version": 1' in history.stdout
+    found = run_cli("search", "kept", *down, "--json", data_dir=server.data_dir)
+    assert found.returncode == 0, found.stderr
+    assert [h["path"] for h in json.loads(found.stdout)["hits"]] == ["a.md"]
 
 
 def test_shell_completion_script_and_answers(data_dir: Path) -> None:

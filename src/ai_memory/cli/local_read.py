@@ -50,3 +50,29 @@ def history_local(conn: sqlite3.Connection, ref: Any) -> dict[str, Any]:
     from ai_memory.wiki.wiki import history
 
     return {"path": ref.path, "versions": history(conn, ref)}
+
+
+def search_local(conn: sqlite3.Connection, config: Config, params: dict[str, Any]) -> Any:
+    """The same ranking as the server's search, over the index alone: no vectors (no
+    embedder runs here) and no reinforcement (nothing is written)."""
+    from ai_memory.core.clock import now_iso
+    from ai_memory.retrieval.engine import Engine
+    from ai_memory.retrieval.models import SearchRequest
+    from ai_memory.retrieval.scope import resolve_scope
+    from ai_memory.retrieval.stopwords import ENGLISH
+
+    fields = {k: v for k, v in params.items() if k not in ("q", "scope", "global")}
+    flags = {k: v == "true" for k, v in fields.items() if v == "true"}
+    request = SearchRequest.parse(
+        {
+            **fields,
+            **flags,
+            "query": params["q"],
+            "scopes": params.get("scope"),
+            "global": params.get("global") == "true",
+        }
+    )
+    settings = config.retrieval
+    stopwords = frozenset(w.lower() for w in settings.stopwords) or ENGLISH
+    engine = Engine(settings, stopwords, None)
+    return engine.run(conn, request, resolve_scope(request), now_iso()).to_dict()

@@ -78,7 +78,13 @@ def search(
     ):
         if flag:
             params[key] = "true"
-    data = client_for(config, server).request("GET", "/api/v1/search", params=params)
+    from ai_memory.cli.local_read import or_local, search_local
+
+    data = or_local(
+        config,
+        lambda: client_for(config, server).request("GET", "/api/v1/search", params=params),
+        lambda conn: search_local(conn, config, params),
+    )
     if as_json:
         emit_json(data)
         return
