@@ -182,6 +182,18 @@ def test_hooks_pointing_at_another_server(live: ServerProcess, data_dir: Path, h
     assert wrong in finding.message and "install-hooks" in (finding.fix or "")
 
 
+def test_capture_that_loses_what_it_accepts(data_dir: Path, home: Path) -> None:
+    """A redaction pattern so broad it eats captured text: events come back without it."""
+    eager = clean_env(AI_MEMORY_HOOKS__REDACT_PATTERNS='["probe [0-9a-f]+"]')
+    proc = ServerProcess(data_dir, env=eager).start()
+    try:
+        finding = broken(doctor(data_dir, home, env_for(proc)), "capture", Severity.WARNING)
+    finally:
+        proc.stop()
+    assert "could not be read back" in finding.message
+    assert "ai-memory serve" in (finding.fix or "")
+
+
 def test_a_spool_the_server_does_not_drain(data_dir: Path, home: Path) -> None:
     spool = data_dir / "spool"
     spool.mkdir(exist_ok=True)

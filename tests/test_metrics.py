@@ -126,6 +126,14 @@ def test_admin_routes_need_the_bearer_token_not_the_ui_cookie(busy: ServerProces
         assert browser.get("/admin/metrics").status_code == 401
 
 
+def test_status_and_metrics_answer_on_a_data_dir_never_written(server: ServerProcess) -> None:
+    with server.client() as client:
+        status = client.get("/admin/status")
+        metrics = client.get("/admin/metrics")
+    assert status.status_code == 200 and status.json()["last"]["write"] is None
+    assert metrics.status_code == 200 and "ai_memory_writer_queue_depth" in metrics.text
+
+
 def test_status_reports_counts_queue_spool_and_health(busy: ServerProcess) -> None:
     with busy.client() as client:
         status = client.get("/admin/status").json()

@@ -42,9 +42,15 @@ def status_rows(conn: sqlite3.Connection) -> dict[str, Any]:
         "totals": dict(conn.execute(TOTALS).fetchone()),
         "projects": per_project(conn),
         "sessions_open": conn.execute(SESSIONS_OPEN).fetchone()[0],
-        "last_write_at": conn.execute(LAST_WRITE).fetchone()[0],
+        "last_write_at": last_write(conn),
         "last_maintenance_at": conn.execute(LAST_MAINTENANCE).fetchone()[0],
     }
+
+
+def last_write(conn: sqlite3.Connection) -> str | None:
+    """When the newest audited write happened; None on a data dir never written."""
+    row = conn.execute(LAST_WRITE).fetchone()
+    return str(row[0]) if row is not None else None
 
 
 def per_project(conn: sqlite3.Connection) -> list[dict[str, Any]]:

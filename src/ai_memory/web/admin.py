@@ -14,7 +14,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from ai_memory.metrics.registry import Metrics
 from ai_memory.metrics.status import Section, build_status
-from ai_memory.metrics.status_queries import LAST_WRITE, unix_time
+from ai_memory.metrics.status_queries import last_write, unix_time
 from ai_memory.runtime import Runtime
 from ai_memory.web.deps import get_runtime
 
@@ -48,6 +48,6 @@ async def status(runtime: RuntimeDep, metrics: MetricsDep, sections: SectionsDep
 
 @router.get("/metrics")
 async def metrics_text(runtime: RuntimeDep, metrics: MetricsDep) -> Response:
-    last = await runtime.readers.aread(lambda conn: conn.execute(LAST_WRITE).fetchone()[0])
+    last = await runtime.readers.aread(last_write)
     body = metrics.render(runtime.writer.backlog, unix_time(last))
     return Response(body, media_type=CONTENT_TYPE_LATEST)
