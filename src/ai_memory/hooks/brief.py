@@ -25,7 +25,7 @@ ANCHOR_CHARS = 2500
 MIN_EXCERPT = 200
 
 BRIEF_PAGES = f"""
-SELECT project, path, title, body, pinned FROM pages
+SELECT id, project, path, title, body, pinned FROM pages
 WHERE workspace = ? AND project = ? AND is_latest = 1 AND deleted_at IS NULL
     AND (pinned = 1 OR {RULE_PAGE_SQL} OR path LIKE '\\_slots/%' ESCAPE '\\')
 ORDER BY CASE WHEN {RULE_PAGE_SQL} THEN 0
@@ -173,6 +173,14 @@ def build_packet(
         "context": context,
         "empty": empty,
     }
+
+
+def shown_page_ids(source: BriefSource, packet: dict[str, Any]) -> list[int]:
+    """The ids of the brief pages the packet shows, whole or as an excerpt: they count as
+    read (reinforced), the ones left out over budget do not."""
+    brief = packet["brief"]
+    shown = {*brief["included"], *brief["excerpts"]}
+    return [int(page["id"]) for page in source.pages if _name(page) in shown]
 
 
 def _pack_pages(

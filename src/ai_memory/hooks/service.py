@@ -15,7 +15,13 @@ import anyio.to_thread
 from ai_memory.core.clock import iso, utc_now
 from ai_memory.core.errors import AiMemoryError, InvalidInput, NotFound, Saturated
 from ai_memory.core.identity import Scope
-from ai_memory.hooks.brief import BriefSource, build_packet, read_snapshot, read_source
+from ai_memory.hooks.brief import (
+    BriefSource,
+    build_packet,
+    read_snapshot,
+    read_source,
+    shown_page_ids,
+)
 from ai_memory.hooks.followup import SessionFinisher
 from ai_memory.hooks.handoffs import claim_command, consumed_handoff
 from ai_memory.hooks.ingest import (
@@ -220,7 +226,7 @@ class HookService:
         source_data = await self.runtime.readers.aread(
             lambda conn: read_source(conn, scope, session_id, stale)
         )
-        return build_packet(scope, handoff, source_data, budget)
+        return self._reinforce(source_data, build_packet(scope, handoff, source_data, budget))
 
     async def recap(self, params: Mapping[str, str], *, brief: bool = True) -> dict[str, Any]:
         """Re-ground a session: its own goal, prompts and changes (the anchor), the handoff
@@ -242,7 +248,7 @@ class HookService:
             anchor = claimed_note(claimed)
         packet = build_packet(scope, None, source, budget, anchor=anchor)
         packet["handoff"] = claimed
-        return packet
+        return self._reinforce(source, packet)
 
     async def brief(self, params: Mapping[str, str]) -> dict[str, Any]:
         """The project brief alone (a subagent's start): nothing claimed, nothing recovered."""
@@ -252,7 +258,13 @@ class HookService:
             lambda conn: read_source(conn, scope, None, stale)
         )
         source.recovery = None
-        return build_packet(scope, None, source, budget)
+        return self._reinforce(source, build_packet(scope, None, source, budget))
+
+    def _reinforce(self, source: BriefSource, packet: dict[str, Any]) -> dict[str, Any]:
+        """The brief pages shown count as read, like a search hit: the bump is throttled
+        per page and queued for the writer without waiting, so the answer never waits."""
+        self.runtime.retrieval.reinforcer.bump(shown_page_ids(source, packet))
+        return packet
 
     async def _packet_params(
         self, params: Mapping[str, str]
