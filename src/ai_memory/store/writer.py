@@ -8,23 +8,32 @@ the COMMIT, so a result means the data is durable.
 
 Commands stage file changes through ``writer.files`` (only from inside a
 command); they are made durable and published just before the COMMIT.
+
+The WAL is copied back into the database outside the write transaction (see
+``store/checkpoint.py``), so no COMMIT pays for a checkpoint; and Python's cyclic
+garbage collector waits while a transaction holds the lock (a full collection in a
+large process pauses every thread for tens of milliseconds), running between
+transactions instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import logging
 import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ai_memory.core.errors import Saturated, Unavailable
+from ai_memory.store.checkpoint import Checkpointer
 from ai_memory.store.db import connect_writer
 from ai_memory.store.files import FileStage
 from ai_memory.store.migrations import migrate
@@ -63,15 +72,20 @@ class Writer:
         self._accepting = False
         self._lock = threading.Lock()
         self.files = FileStage()
+        self.checkpointer = Checkpointer(db_path)
         self.transactions = 0
         self.commands = 0
-        # The longest a transaction held the write lock (BEGIN to COMMIT), in seconds.
+        # The longest a transaction held the write lock, in seconds: from the moment
+        # BEGIN IMMEDIATE has the lock until COMMIT has released it.
         self.longest_hold_s = 0.0
 
     def start(self) -> None:
         """Open the connection, run migrations, then start the thread."""
         conn = connect_writer(self.db_path, self._synchronous)
         migrate(conn)
+        conn.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer copies the WAL back
+        conn.execute(f"PRAGMA journal_size_limit={self.checkpointer.limit_bytes}")
+        self.checkpointer.start()
         self._accepting = True
         self._thread = threading.Thread(
             target=self._run, args=(conn,), name="ai-memory-writer", daemon=True
@@ -150,7 +164,8 @@ class Writer:
                 if batch:
                     self._execute(conn, batch)
         finally:
-            conn.close()
+            self.checkpointer.stop()
+            conn.close()  # the last connection to close copies the WAL back and removes it
             self.files.close()
 
     def _execute(self, conn: sqlite3.Connection, batch: list[_Job]) -> None:
@@ -159,6 +174,26 @@ class Writer:
         batch = [job for job in batch if job.future.set_running_or_notify_cancel()]
         if not batch:
             return
+        if self.checkpointer.overdue:
+            # Between transactions, so the lock is not held; the BEGIN below restarts the WAL.
+            self.checkpointer.checkpoint(conn)
+        with _collector_paused():
+            outcomes = self._transaction(conn, batch)
+        if outcomes is None:
+            return
+        self.checkpointer.notify()
+        self.transactions += 1
+        self.commands += len(batch)
+        for job, (ok, value) in zip(batch, outcomes, strict=True):
+            if ok:
+                job.future.set_result(value)
+            else:
+                job.future.set_exception(value)
+
+    def _transaction(
+        self, conn: sqlite3.Connection, batch: list[_Job]
+    ) -> list[tuple[bool, Any]] | None:
+        """Run the batch in one transaction; ``None`` (every future failed) if it failed."""
         outcomes: list[tuple[bool, Any]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -176,14 +211,8 @@ class Writer:
                 conn.execute("ROLLBACK")
             for job in batch:
                 job.future.set_exception(exc)
-            return
-        self.transactions += 1
-        self.commands += len(batch)
-        for job, (ok, value) in zip(batch, outcomes, strict=True):
-            if ok:
-                job.future.set_result(value)
-            else:
-                job.future.set_exception(value)
+            return None
+        return outcomes
 
     def _run_one(self, conn: sqlite3.Connection, job: _Job) -> tuple[bool, Any]:
         conn.execute("SAVEPOINT command")
@@ -197,3 +226,15 @@ class Writer:
             return False, exc
         conn.execute("RELEASE command")
         return True, value
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Hold off the cyclic garbage collector for the length of one transaction."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
