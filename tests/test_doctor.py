@@ -92,6 +92,7 @@ def test_a_healthy_install_reports_every_check_ok(
         "index",
         "schema",
         "embedder",
+        "service",
     ):
         assert check in found, check
     assert "read back" in found["capture"].message
@@ -261,3 +262,14 @@ def test_an_embedder_configured_but_not_loadable(data_dir: Path, home: Path) -> 
     }
     finding = broken(doctor(data_dir, home, env), "embedder")
     assert "no-model-here" in finding.message or "install" in finding.message
+
+
+def test_a_service_file_that_runs_another_install(data_dir: Path, home: Path) -> None:
+    from ai_memory.service.control import Service
+    from ai_memory.service.spec import Host
+
+    old = Host("linux", {"HOME": str(home)}, Path("/old/venv/bin/python3"), os.getuid())
+    Service(old, data_dir).install()  # an upgrade into a new virtualenv left this one behind
+    finding = broken(doctor(data_dir, home, env_for(None)), "service", Severity.WARNING)
+    assert "another install" in finding.message and "schema" in finding.message
+    assert finding.fix == f"ai-memory service install --data-dir {data_dir}"

@@ -53,3 +53,35 @@ def check_token(ctx: DoctorContext) -> list[Finding]:
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
+
+
+def check_release(ctx: DoctorContext) -> list[Finding]:
+    """The version and schema this install runs, and whether its service file runs it."""
+    from ai_memory.service.check import install_check
+    from ai_memory.service.spec import Host
+
+    current = Host.current()
+    host = Host(
+        current.platform, {**ctx.env, "HOME": str(ctx.home)}, current.interpreter, current.uid
+    )
+    found = install_check(ctx.data_dir, ctx.data_dir / "db" / "memory.sqlite", host)
+    line = f"ai-memory {found.version}, schema {found.code_schema}"
+    service_fix = f"ai-memory service install {ctx.dir_arg}"
+    if found.service_file == "stale":
+        return [
+            warning(
+                "service",
+                f"{line}; the service file {found.service_path} runs another install or data dir",
+                service_fix,
+            )
+        ]
+    if found.service_file == "edited":
+        return [
+            warning(
+                "service",
+                f"{line}; the service file {found.service_path} was changed by hand",
+                f"{service_fix} --force",
+            )
+        ]
+    where = {"current": f"the service file {found.service_path} runs it"}
+    return [ok("service", f"{line}; {where.get(found.service_file, found.service_file)}")]

@@ -10,7 +10,12 @@ from ai_memory.doctor.context import DoctorContext
 from ai_memory.doctor.findings import Finding, Severity
 
 Check = Callable[[DoctorContext], list[Finding]]
-ON_DISK: tuple[Check, ...] = (install.check_config, install.check_data_dir, install.check_token)
+ON_DISK: tuple[Check, ...] = (
+    install.check_config,
+    install.check_data_dir,
+    install.check_token,
+    install.check_release,
+)
 INDEXED: tuple[Check, ...] = (store.check_schema, store.check_git, store.check_index)
 LIVE: tuple[Check, ...] = (server.check_server, server.check_capture, store.check_providers)
 CLIENTS: tuple[Check, ...] = (agents.check_hooks, agents.check_mcp, store.check_spool)
