@@ -98,6 +98,9 @@ def run_gemini(fake: FakeModels, home: Path, checkout: Path, prompt: str) -> str
     settings_path = home / ".gemini" / "settings.json"
     settings = json.loads(settings_path.read_text())
     settings.setdefault("security", {})["auth"] = {"selectedType": "gemini-api-key"}
+    # Nothing leaves the host: no usage statistics, no update checks.
+    settings["privacy"] = {"usageStatisticsEnabled": False}
+    settings.setdefault("general", {}).update({"disableAutoUpdate": True, "disableUpdateNag": True})
     settings_path.write_text(json.dumps(settings))
     # MCP servers stay disabled in a folder the user has not trusted.
     (home / ".gemini" / "trustedFolders.json").write_text(
@@ -118,7 +121,8 @@ def run_codex(fake: FakeModels, home: Path, checkout: Path, prompt: str) -> str:
     codex = cli("codex")
     config = home / ".codex" / "config.toml"
     provider = (
-        'model = "fake-model"\nmodel_provider = "fake"\n\n[model_providers.fake]\n'
+        'model = "fake-model"\nmodel_provider = "fake"\ncheck_for_update_on_startup = false\n'
+        "\n[model_providers.fake]\n"
         f'name = "fake"\nbase_url = "{fake.url}/v1"\nwire_api = "responses"\n'
         'env_key = "FAKE_MODEL_KEY"\n\n'
     )
