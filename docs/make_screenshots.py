@@ -19,9 +19,10 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.conftest import ServerProcess, seed_web_content  # noqa: E402
+
 from ai_memory.config import Config  # noqa: E402
 from ai_memory.maintenance.init import initialise  # noqa: E402
-from tests.conftest import ServerProcess, seed_web_content  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 PAGES = {
@@ -36,7 +37,19 @@ PAGES = {
     "search-explain": "/web/search?q=cart+writer&project=api&explain=1",
 }
 FOLDERS = ("concepts", "decisions", "gotchas", "procedures", "notes")
-WORDS = "cart checkout writer reader index wiki token session handoff queue spool".split()
+WORDS = [
+    "cart",
+    "checkout",
+    "writer",
+    "reader",
+    "index",
+    "wiki",
+    "token",
+    "session",
+    "handoff",
+    "queue",
+    "spool",
+]
 
 
 def seed_more(server: ServerProcess) -> None:
