@@ -42,7 +42,9 @@ browser:
 # The real agent CLIs for tests/test_real_agents.py, from npm into a cache (not the system);
 # without npm or the network those tests skip, saying why.
 AGENTS := .cache/agents
-AGENT_PACKAGES := @anthropic-ai/claude-code @openai/codex @google/gemini-cli opencode-ai
+# Pinned: the tests drive these versions' hook and MCP formats.
+AGENT_PACKAGES := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 \
+	opencode-ai@1.18.33
 AGENT_BINS := claude codex gemini opencode
 
 agents:
