@@ -73,19 +73,22 @@ def test_bridge_forwards_tools_with_the_launch_directory(
 
 
 def test_bridge_forwards_the_session_id(srv: ServerProcess, tmp_path: Path) -> None:
+    # A session that only started leaves no trace; the prompt that follows makes it one.
     with srv.client() as client:
-        hook = {"session_id": "sess-b", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
-        client.post(
-            "/hook",
-            params={
-                "workspace": "default",
-                "project": "by-session",
-                "agent": "claude-code",
-                "event": "SessionStart",
-                "session_id": "sess-b",
-            },
-            json=hook,
-        )
+        for event, extra in (("SessionStart", {}), ("UserPromptSubmit", {"prompt": "go on"})):
+            hook = {"session_id": "sess-b", "cwd": str(tmp_path), "hook_event_name": event}
+            posted = client.post(
+                "/hook",
+                params={
+                    "workspace": "default",
+                    "project": "by-session",
+                    "agent": "claude-code",
+                    "event": event,
+                    "session_id": "sess-b",
+                },
+                json={**hook, **extra},
+            )
+            assert posted.status_code == 202, posted.text
 
     async def scenario() -> dict[str, Any]:
         async with bridge(srv, tmp_path, AI_MEMORY_SESSION_ID="sess-b") as client:

@@ -176,7 +176,7 @@ def test_setup_with_service_installs_it_and_says_it_cannot_start_it_here(
     checkout = tmp_path / "work"
     checkout.mkdir()
     (checkout / ".ai-memory.toml").write_text('project = "set-up"\n')
-    args = ("setup", "--agent", "codex", "--server", server.url)
+    args = ("setup", "--agent", "claude-code", "--server", server.url)
     done = run_cli(*args, "--service", data_dir=server.data_dir, env=home, cwd=checkout)
     assert done.returncode == 0, done.stderr
     unit = unit_file(tmp_path)
