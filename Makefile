@@ -55,8 +55,9 @@ agents:
 		|| echo "the agent CLIs could not be installed with npm: tests/test_real_agents.py will skip"; \
 	fi
 
+# One worker per core; a file's tests stay on one worker (they share its fixtures).
 test: lint browser agents
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto --dist loadfile
 
 format: $(TEST_STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks evals docs
