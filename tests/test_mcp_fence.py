@@ -296,3 +296,43 @@ def test_the_hook_command_hands_the_agent_exactly_one_fence(
     assert context.count(f"<{FENCE}") == 1 and context.count(f"</{FENCE}>") == 1
     assert find_tags(context) == [f"<{FENCE}", f"</{FENCE}"]
     assert READS_AS_TAG.findall(settled(context)) == [f"<{FENCE}", f"</{FENCE}"]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def test_no_field_of_a_start_packet_beside_its_context_can_close_or_fake_the_fence(
+    srv: ServerProcess,
+) -> None:
+    scope = {"workspace": "default", "project": "fenced-packets"}
+    with srv.client() as client:
+        opened = client.post(
+            "/api/v1/handoffs",
+            json={
+                **scope,
+                "summary": "left off " + " ".join(ATTACKS),
+                "next_steps": [f"step {attack}" for attack in ATTACKS],
+            },
+        )
+        assert opened.status_code == 201, opened.text
+        params = {**scope, "agent": "claude-code", "session_id": "fence-packet-1"}
+        packets = {route: client.get(route, params=params) for route in ("/handoff", "/brief")}
+        packets["/recap"] = client.get("/recap", params=params)
+    for route, answer in packets.items():
+        assert answer.status_code == 200, (route, answer.text)
+    assert packets["/handoff"].json()["handoff"], "the handoff was not delivered"
+    for route, answer in packets.items():
+        fields = {key: value for key, value in answer.json().items() if key != "context"}
+        for text in _strings(fields):
+            assert find_tags(text) == [], (route, text)
+            assert not READS_AS_TAG.search(settled(text)), (route, text)
+    assert "step" in json.dumps(packets["/handoff"].json()["handoff"])

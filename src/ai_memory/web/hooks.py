@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ai_memory.core.errors import InvalidInput
+from ai_memory.core.fence import neutralise_tree
 from ai_memory.core.identity import Scope
 from ai_memory.core.validate import STORABLE, JsonObject, SqlId, Text
 from ai_memory.hooks import handoffs as handoff_ops
@@ -63,19 +64,28 @@ async def hook_batch(request: Request, hooks: HooksDep) -> JSONResponse:
 @router.get("/handoff")
 async def handoff(request: Request, hooks: HooksDep) -> dict[str, Any]:
     """The session-start packet: the claimed handoff plus the fenced project brief."""
-    return await hooks.session_start_packet(dict(request.query_params))
+    return delivered(await hooks.session_start_packet(dict(request.query_params)))
 
 
 @router.get("/recap")
 async def recap(request: Request, hooks: HooksDep) -> dict[str, Any]:
     """Re-grounding for a session: its own goal, prompts and changes, then the brief."""
-    return await hooks.recap(dict(request.query_params))
+    return delivered(await hooks.recap(dict(request.query_params)))
 
 
 @router.get("/brief")
 async def brief(request: Request, hooks: HooksDep) -> dict[str, Any]:
     """The fenced project brief alone (a subagent's start); claims no handoff."""
-    return await hooks.brief(dict(request.query_params))
+    return delivered(await hooks.brief(dict(request.query_params)))
+
+
+def delivered(packet: dict[str, Any]) -> dict[str, Any]:
+    """A packet as agents receive it: ``context`` carries the real fence (its inside is
+    neutralised already); every other field with stored text (the handoff, the recovery
+    snapshot) can neither close nor fake it."""
+    return {
+        key: value if key == "context" else neutralise_tree(value) for key, value in packet.items()
+    }
 
 
 # -- /api/v1/handoffs ------------------------------------------------------------------
