@@ -82,6 +82,11 @@ class Redactor:
             text = one.apply(text, lowered)
         return text
 
+    def holds_secret(self, text: str) -> bool:
+        """Whether redaction would change ``text`` (a lone surrogate is not a secret)."""
+        text = without_surrogates(text)
+        return self.redact(text) != text
+
 
 def _reason(exc: Exception) -> str:
     detail = exc.args[0] if exc.args else exc

@@ -20,7 +20,7 @@ from ai_memory.hookclient.redact import redact_tree
 from ai_memory.hookclient.sessionid import MAX_RAW, safe_session_id
 from ai_memory.hooks.aliases import Normalised
 from ai_memory.hooks.own_context import strip_own_context
-from ai_memory.hooks.redactor import Redactor, without_surrogates
+from ai_memory.hooks.redactor import Redactor
 from ai_memory.hooks.tool_text import action_of, exit_code, response_text
 
 __all__ = ["REDACTED", "SanitizedObservation", "Sanitizer", "cap_bytes", "precut"]
@@ -86,8 +86,7 @@ class Sanitizer:
         return self._redactor.redact(text)
 
     def holds_secret(self, text: str) -> bool:
-        text = without_surrogates(text)
-        return self._redactor.redact(text) != text
+        return self._redactor.holds_secret(text)
 
     def clean(self, text: str, cap: int) -> str:
         """Strip escapes and controls, redact, then cap at ``cap`` UTF-8 bytes."""
