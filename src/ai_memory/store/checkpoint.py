@@ -47,6 +47,9 @@ class Checkpointer:
         self.interval_s = interval_s
         self.limit_bytes = limit_bytes
         self.checkpoints = 0
+        # One checkpoint at a time: a PASSIVE checkpoint that finds another running
+        # gives up at once, and the writer's own (when the WAL is overdue) must not.
+        self._running = threading.Lock()
         self._written = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -72,8 +75,10 @@ class Checkpointer:
             return False
 
     def checkpoint(self, conn: sqlite3.Connection) -> None:
-        passive_checkpoint(conn)
-        self.checkpoints += 1
+        """Copy the WAL back, waiting for a checkpoint already running on the other side."""
+        with self._running:
+            passive_checkpoint(conn)
+            self.checkpoints += 1
 
     def stop(self) -> None:
         """Stop the thread and close its connection (the writer's close does the last copy)."""
