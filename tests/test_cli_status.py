@@ -16,9 +16,11 @@ def test_status_shows_queue_spool_checkpoint_and_embedder(server: ServerProcess)
     text = shown.stdout.decode()
     for label in ("sessions open", "writer", "spool", "last checkpoint", "embedder"):
         assert label in text, label
+    assert "longest wait" in text and "hook answers" in text
     as_json = run_cli("status", "--json", "--server", server.url, data_dir=server.data_dir)
     health = json.loads(as_json.stdout)["health"]
-    assert health["data_dir"] == str(server.data_dir.resolve()) and "writer" in health
+    assert health["data_dir"] == str(server.data_dir.resolve())
+    assert health["writer"]["longest_recent_wait_ms"] > 0  # the page written above waited
 
 
 def test_status_without_a_server_reads_the_index_read_only(data_dir: Path) -> None:

@@ -101,6 +101,11 @@ def test_metrics_count_what_the_server_answered(busy: ServerProcess) -> None:
     queries = found["ai_memory_query_seconds_count"]
     assert queries[(("surface", "api"),)] == 1 and queries[(("surface", "mcp"),)] == 1
     assert found["ai_memory_writer_queue_depth"][()] >= 0
+    waits = found["ai_memory_writer_queue_wait_seconds_bucket"]
+    assert waits[(("le", "+Inf"),)] == found["ai_memory_writer_queue_wait_seconds_count"][()]
+    assert found["ai_memory_writer_queue_wait_seconds_count"][()] >= 4  # the writes above
+    assert found["ai_memory_writer_queue_wait_seconds_sum"][()] > 0
+    assert 0 < found["ai_memory_writer_longest_recent_wait_seconds"][()] < 60
     assert found["ai_memory_last_persisted_timestamp_seconds"][()] > 1.7e9
 
 
@@ -141,7 +146,10 @@ def test_status_reports_counts_queue_spool_and_health(busy: ServerProcess) -> No
     projects = {p["project"]: p for p in status["projects"]}
     assert projects[USER_TEXT[1]]["pages"] == 2 and projects[USER_TEXT[1]]["sessions"] == 1
     assert status["sessions_open"] == 1
-    assert status["writer"]["queue_depth"] >= 0 and status["writer"]["slowest_recent_hook_ms"] > 0
+    writer = status["writer"]
+    assert writer["queue_depth"] >= 0 and writer["commands"] > 0
+    assert writer["longest_recent_wait_ms"] > 0 and writer["recent_window_s"] == 300
+    assert status["hooks"]["slowest_recent_answer_ms"] > 0
     assert status["spool"] == {"depth": 0, "oldest_age_s": 0.0}
     assert status["last"]["write"]
     assert status["sizes"]["index_bytes"] > 0 and status["versions"] >= status["pages"] > 0

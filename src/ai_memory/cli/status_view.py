@@ -20,8 +20,11 @@ def show_health(health: dict[str, Any]) -> None:
     facts.add_row("sessions open", str(health["sessions_open"]))
     facts.add_row(
         "writer",
-        f"{writer['queue_depth']} queued; slowest hook answer "
-        f"{writer['slowest_recent_hook_ms']} ms (last 5 min)",
+        f"{writer['queue_depth']} queued; longest wait {writer['longest_recent_wait_ms']} ms "
+        "(last 5 min)",
+    )
+    facts.add_row(
+        "hook answers", f"slowest {health['hooks']['slowest_recent_answer_ms']} ms (last 5 min)"
     )
     facts.add_row("spool", f"{spool['depth']} waiting, oldest {spool['oldest_age_s']} s")
     facts.add_row("last write", str(last["write"] or "never"))

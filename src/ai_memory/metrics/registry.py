@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from ai_memory.store.write_waits import BUCKETS, WaitSnapshot
 
 ADMISSION_RESULTS = ("accepted", "duplicate", "saturated", "rejected", "failed")
 DELIVERY_ROUTES = ("hook", "hook_batch", "handoff")
@@ -70,6 +75,8 @@ class Metrics:
         for surface in QUERY_SURFACES:
             self.query_seconds.labels(surface)
         self._slow: deque[tuple[float, float]] = deque(maxlen=4096)
+        self._waits = WriterWaits()
+        r.register(self._waits)
 
     def hook_answered(self, result: str, seconds: float) -> None:
         self.hook_admissions.labels(result).inc()
@@ -81,10 +88,37 @@ class Metrics:
         horizon = time.monotonic() - SLOW_WINDOW_S
         return max((s for at, s in self._slow if at >= horizon), default=0.0)
 
-    def render(self, writer_queue: int, last_persisted: float) -> bytes:
+    def render(self, writer_queue: int, last_persisted: float, waits: WaitSnapshot) -> bytes:
         self.writer_queue.set(writer_queue)
         self.last_persisted.set(last_persisted)
+        self._waits.snapshot = waits
         return generate_latest(self.registry)
+
+
+class WriterWaits(Collector):
+    """The writer's queue waits, exported from the counts the writer keeps itself
+    (``store/write_waits.py``): a histogram and the longest wait of the last minutes."""
+
+    def __init__(self) -> None:
+        self.snapshot = WaitSnapshot((0,) * (len(BUCKETS) + 1), 0, 0.0, 0.0)
+
+    def collect(self) -> Iterator[Metric]:
+        waits = self.snapshot
+        cumulative, buckets = 0, []
+        for bound, count in zip((*BUCKETS, float("inf")), waits.buckets, strict=True):
+            cumulative += count
+            buckets.append(("+Inf" if bound == float("inf") else repr(bound), cumulative))
+        yield HistogramMetricFamily(
+            "ai_memory_writer_queue_wait_seconds",
+            "Time a write waited in the writer's queue, from submit to starting",
+            buckets=buckets,
+            sum_value=waits.sum_s,
+        )
+        yield GaugeMetricFamily(
+            "ai_memory_writer_longest_recent_wait_seconds",
+            "The longest writer queue wait of the last five minutes",
+            value=waits.longest_recent_s,
+        )
 
 
 def outcome_of(status: int) -> str:

@@ -26,6 +26,7 @@ from ai_memory.runtime import Runtime
 log = logging.getLogger(__name__)
 Section = Callable[[], Mapping[str, Any]]
 WRITER_BACKLOG_WARN = 100
+WRITER_WAIT_WARN_MS = 2000
 SPOOL_WARN = 50
 
 
@@ -42,12 +43,8 @@ async def build_status(
         **rows["totals"],
         "projects": rows["projects"],
         "sessions_open": rows["sessions_open"],
-        "writer": {
-            "queue_depth": runtime.writer.backlog,
-            "slowest_recent_hook_ms": round(metrics.slowest_recent_hook_s() * 1000, 1),
-            "transactions": runtime.writer.transactions,
-            "commands": runtime.writer.commands,
-        },
+        "writer": writer_facts(runtime),
+        "hooks": {"slowest_recent_answer_ms": round(metrics.slowest_recent_hook_s() * 1000, 1)},
         "last": {
             "write": rows["last_write_at"],
             "checkpoint": disk["checkpoint"],
@@ -66,6 +63,19 @@ async def build_status(
             data[name] = {"error": type(exc).__name__}
     data["warnings"] = warnings_for(data)
     return data
+
+
+def writer_facts(runtime: Runtime) -> dict[str, Any]:
+    """The queue: how many writes wait now, and the longest any waited lately (submit to start)."""
+    writer = runtime.writer
+    waits = writer.waits.snapshot()
+    return {
+        "queue_depth": writer.backlog,
+        "longest_recent_wait_ms": round(waits.longest_recent_s * 1000, 3),
+        "recent_window_s": writer.waits.window_s,
+        "transactions": writer.transactions,
+        "commands": writer.commands,
+    }
 
 
 def disk_facts(runtime: Runtime) -> dict[str, Any]:
@@ -124,6 +134,14 @@ def warnings_for(data: Mapping[str, Any]) -> list[dict[str, str]]:
         found.append(
             {
                 "message": f"{data['writer']['queue_depth']} writes wait for the writer",
+                "fix": f"ai-memory doctor {dir_arg}",
+            }
+        )
+    if (waited_ms := data["writer"]["longest_recent_wait_ms"]) >= WRITER_WAIT_WARN_MS:
+        found.append(
+            {
+                "message": f"a write waited {waited_ms / 1000:.1f} s for the writer "
+                "in the last 5 minutes",
                 "fix": f"ai-memory doctor {dir_arg}",
             }
         )

@@ -37,6 +37,7 @@ from ai_memory.store.checkpoint import Checkpointer
 from ai_memory.store.db import connect_writer
 from ai_memory.store.files import FileStage
 from ai_memory.store.migrations import migrate
+from ai_memory.store.write_waits import WaitTracker
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ Command = Callable[[sqlite3.Connection], T]
 class _Job:
     command: Command[Any]
     future: Future[Any]
+    submitted: float = 0.0  # perf_counter() at submit, for the queue wait
 
 
 _STOP = object()
@@ -78,6 +80,8 @@ class Writer:
         # The longest a transaction held the write lock, in seconds: from the moment
         # BEGIN IMMEDIATE has the lock until COMMIT has released it.
         self.longest_hold_s = 0.0
+        # How long each command waited from submit to starting (status, metrics).
+        self.waits = WaitTracker()
 
     def start(self) -> None:
         """Open the connection, run migrations, then start the thread."""
@@ -115,7 +119,7 @@ class Writer:
             if not self._accepting:
                 raise Unavailable("the writer is shutting down")
             future: Future[T] = Future()
-            job = _Job(command, future)
+            job = _Job(command, future, time.perf_counter())
         try:
             if timeout == 0:
                 self._queue.put_nowait(job)
@@ -215,6 +219,7 @@ class Writer:
         return outcomes
 
     def _run_one(self, conn: sqlite3.Connection, job: _Job) -> tuple[bool, Any]:
+        self.waits.record(time.perf_counter() - job.submitted)
         conn.execute("SAVEPOINT command")
         mark = self.files.mark()
         try:

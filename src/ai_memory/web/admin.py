@@ -49,5 +49,5 @@ async def status(runtime: RuntimeDep, metrics: MetricsDep, sections: SectionsDep
 @router.get("/metrics")
 async def metrics_text(runtime: RuntimeDep, metrics: MetricsDep) -> Response:
     last = await runtime.readers.aread(last_write)
-    body = metrics.render(runtime.writer.backlog, unix_time(last))
+    body = metrics.render(runtime.writer.backlog, unix_time(last), runtime.writer.waits.snapshot())
     return Response(body, media_type=CONTENT_TYPE_LATEST)

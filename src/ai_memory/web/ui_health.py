@@ -24,6 +24,7 @@ def build_health_router(views: Views) -> APIRouter:
             "server",
             "projects",
             "writer",
+            "hooks",
             "last",
             "spool",
             "sizes",
