@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 
+from tests.cdp_support import Browser
 from tests.conftest import ServerProcess
 
 CHROMIUM = next(
@@ -151,4 +153,79 @@ def test_explain_toggle_in_the_browser(web_server: ServerProcess, tmp_path: Path
     explained = signed_in(web_server, tmp_path, "/web/search?q=SQLite+wal&project=api&explain=1")
     toggles = re.findall(r"<details class=\"explain\"[^>]*>", explained)
     assert toggles and all(" open" not in tag for tag in toggles)  # closed until asked for
-    assert "<summary>why this result</summary>" in explained and "<td>fts</td>" in explained
+
+
+SESSION_HIT = (
+    "[...document.querySelectorAll('ol#hits > li')].find(li => li.querySelector('a.hit-title')"
+    ".getAttribute('href').endsWith('/sessions/s-9.md')).querySelector('details.explain')"
+)
+QUERY_EXPLAIN = "document.querySelector('#query-explain')"
+
+
+def shown(tab: Browser, element: str) -> bool:
+    """Whether ``element`` is rendered on screen with a size (not inside a closed toggle)."""
+    return bool(
+        tab.js(
+            f"(() => {{ const e = {element}; return e.checkVisibility() && "
+            "e.getBoundingClientRect().height > 0; })()"
+        )
+    )
+
+
+def test_clicking_the_explain_toggle_shows_the_trace(server: ServerProcess, tmp_path: Path) -> None:
+    """A person clicks "why this result" and sees the streams' ranks, contributions and the
+    turns that voted; the query's own toggle opens from the keyboard."""
+    assert CHROMIUM is not None
+    write_a_finished_session(server)
+    address = "/web/search?" + urlencode(
+        {"q": "rounding the cart total", "project": "shop", "explain": "1"}
+    )
+    with Browser(CHROMIUM, tmp_path / "cdp", FLAGS) as tab:
+        tab.open(f"{server.url}/web/login?{urlencode({'token': server.token, 'next': address})}")
+        assert tab.js("location.pathname") == "/web/search"
+        trace = f"{SESSION_HIT}.querySelector('table')"
+        assert tab.js(f"{SESSION_HIT}.open") is False and not shown(tab, trace)
+
+        tab.click(f"{SESSION_HIT}.querySelector('summary')")
+
+        assert tab.js(f"{SESSION_HIT}.open") is True and shown(tab, trace)
+        rows = tab.js(
+            f"[...{trace}.querySelectorAll('tbody tr')].map(r => r.innerText.split('\\t'))"
+        )
+        streams = {row[0]: row for row in rows}
+        # The page's words and its session's turns (evidence), fused as one session stream.
+        assert {"fts", "evidence", "session"} <= set(streams), rows
+        for row in rows:  # rank, raw score, contribution: numbers a person can read
+            assert row[1].isdigit() and float(row[2]) == float(row[2]) and float(row[3]) >= 0
+        assert float(streams["session"][3]) > 0
+        seen = tab.js(f"{SESSION_HIT}.innerText")
+        turns = re.search(r"turns that voted: ([\d, ]+)", seen)
+        assert turns is not None, seen
+        assert tab.js(f"{SESSION_HIT}.querySelector('p').checkVisibility()") is True
+
+        assert not shown(tab, f"{QUERY_EXPLAIN}.querySelector('table')")
+        tab.tab_to(f"{QUERY_EXPLAIN}.querySelector('summary')")
+        tab.press_enter()
+        assert tab.js(f"{QUERY_EXPLAIN}.open") is True
+        assert shown(tab, f"{QUERY_EXPLAIN}.querySelector('table')")
+        assert "fts" in tab.js(f"{QUERY_EXPLAIN}.innerText")
+
+
+def write_a_finished_session(server: ServerProcess) -> None:
+    """A decision and a session that ended (so it has its page) about the same thing."""
+    hook = {"workspace": "default", "project": "shop", "agent": "claude-code", "session_id": "s-9"}
+    events = [
+        {"hook_event_name": "UserPromptSubmit", "prompt": "the cart total is off by a cent"},
+        {"hook_event_name": "Stop", "last_assistant_message": "Fixed rounding the cart total."},
+        {"hook_event_name": "SessionEnd", "reason": "exit"},
+    ]
+    page = {"body": "Round the cart total to cents once, at checkout.", "title": "Rounding"}
+    with server.client() as client:
+        for event in events:
+            assert client.post("/hook", params=hook, json=event).status_code == 202
+        client.put("/api/v1/projects/default/shop/pages/decisions/rounding.md", json=page)
+        deadline = time.monotonic() + 30
+        session_page = "/api/v1/projects/default/shop/pages/sessions/s-9.md"
+        while client.get(session_page).status_code != 200:  # written after the 202
+            assert time.monotonic() < deadline, "the session page was never written"
+            time.sleep(0.1)
