@@ -1,6 +1,7 @@
 """Latency of the web UI's pages on a real server.
 
     python benchmarks/bench_web.py [--pages 10000] [--projects 5] [--sessions 200] [--calls 100]
+                                   [--data-dir DIR] [--only NAME]
 
 Writes ``--pages`` pages (about 120 words, links to other pages, every fifth
 one rewritten once so history has two versions) spread over ``--projects``
@@ -8,16 +9,23 @@ projects through the HTTP API, captures ``--sessions`` sessions (a prompt, tool
 calls, an answer) through /hook, signs in like a browser (token once, then the
 cookie), and prints p50/p95 of every UI page with the HTML size of each: home,
 project, page view, search (plain and with explain), health, the sessions
-timeline, a session view, the page tree, a diff and the link graph.
+timeline, a session view, the page tree, a diff and the link graph (the tree and
+graph twice: as cached, and rendered anew after a write).
+
+``--data-dir DIR`` keeps the seeded data dir: a later run with the same sizes
+measures it again without writing it anew (the sizes are kept in DIR). ``--only``
+measures the pages whose name contains that word.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -29,9 +37,8 @@ from benchmarks.common import Server, fresh_data_dir, percentile, words
 FOLDERS = ("concepts", "decisions", "gotchas", "procedures", "notes")
 
 
-def seed(server: Server, pages: int, projects: int, rng: random.Random) -> list[str]:
-    """Write the pages; return the UI address of each."""
-    addresses: list[str] = []
+def seed(server: Server, pages: int, projects: int, rng: random.Random) -> None:
+    """Write the pages (``page_address`` is the UI address of each)."""
     with server.client() as client:
         for i in range(pages):
             project = f"p{i % projects}"
@@ -42,13 +49,10 @@ def seed(server: Server, pages: int, projects: int, rng: random.Random) -> list[
             client.put(url, json={"body": body}).raise_for_status()
             if i % 5 == 0:
                 client.put(url, json={"body": body + words(rng, 10)}).raise_for_status()
-            addresses.append(f"/web/default/{project}/page/{path}")
-    return addresses
 
 
-def capture(server: Server, sessions: int, projects: int, rng: random.Random) -> list[str]:
-    """Capture sessions through /hook; return the UI address of each session view."""
-    addresses: list[str] = []
+def capture(server: Server, sessions: int, projects: int, rng: random.Random) -> None:
+    """Capture sessions through /hook (session ``s-<i>`` in project ``p<i % projects>``)."""
     with server.client() as client:
         for i in range(sessions):
             project = f"p{i % projects}"
@@ -68,14 +72,18 @@ def capture(server: Server, sessions: int, projects: int, rng: random.Random) ->
             ]
             for event in events:
                 client.post("/hook", params=params, json=event).raise_for_status()
-            addresses.append(f"/web/default/{project}/session/s-{i}")
-    return addresses
 
 
-def measure(client: httpx.Client, urls: list[str]) -> tuple[list[float], int]:
+def measure(
+    client: httpx.Client, urls: list[str], before: httpx.Client | None = None
+) -> tuple[list[float], int]:
+    """Time each GET; with ``before``, write a page first so no cached render answers."""
     times: list[float] = []
     size = 0
-    for url in urls:
+    for n, url in enumerate(urls):
+        if before is not None:
+            page = f"/api/v1/projects/default/{url.split('/')[3]}/pages/notes/touch-{n}.md"
+            before.put(page, json={"body": f"touched {n}"}).raise_for_status()
         start = time.perf_counter()
         answer = client.get(url)
         times.append((time.perf_counter() - start) * 1000)
@@ -84,53 +92,92 @@ def measure(client: httpx.Client, urls: list[str]) -> tuple[list[float], int]:
     return times, size
 
 
+def cases(args: argparse.Namespace, rng: random.Random) -> dict[str, list[str]]:
+    """The UI address of every page measured, ``args.calls`` of each."""
+    calls, projects = args.calls, args.projects
+    addresses = [page_address(i, projects) for i in range(args.pages)]
+    sessions = [f"/web/default/p{i % projects}/session/s-{i}" for i in range(args.sessions)]
+
+    def query() -> str:
+        return "+".join(words(rng, 3).split())
+
+    return {
+        "home /web": ["/web"] * calls,
+        "project": [f"/web/default/p{i % projects}" for i in range(calls)],
+        "page view + history": [rng.choice(addresses) for _ in range(calls)],
+        "diff": [a.replace("/page/", "/diff/") for a in addresses[:: 5 * projects]][:calls],
+        "tree": [f"/web/default/p{i % projects}/tree" for i in range(calls)],
+        "tree after a write": [f"/web/default/p{i % projects}/tree" for i in range(calls)],
+        "graph": [f"/web/default/p{i % projects}/graph" for i in range(calls)],
+        "graph after a write": [f"/web/default/p{i % projects}/graph" for i in range(calls)],
+        "sessions timeline": ["/web/sessions"] * calls,
+        "session view": [rng.choice(sessions) for _ in range(calls)],
+        "health": ["/web/health"] * calls,
+        "search (every project)": [f"/web/search?q={query()}" for _ in range(calls)],
+        "search + explain (p0)": [
+            f"/web/search?q={query()}&project=p0&explain=1" for _ in range(calls)
+        ],
+    }
+
+
+def page_address(i: int, projects: int) -> str:
+    return f"/web/default/p{i % projects}/page/{FOLDERS[i % len(FOLDERS)]}/page-{i}.md"
+
+
+def prepared(stack: ExitStack, args: argparse.Namespace, rng: random.Random) -> Server:
+    """A running server on a seeded data dir: ``--data-dir`` if it was seeded alike."""
+    sizes = {k: getattr(args, k) for k in ("pages", "projects", "sessions")}
+    if args.data_dir is not None:
+        data_dir = Path(args.data_dir).resolve()
+        marker = data_dir / "bench-web.json"
+        if marker.exists() and json.loads(marker.read_text()) == sizes:
+            print(f"measuring the data dir seeded earlier: {data_dir}")
+            return stack.enter_context(Server(data_dir))
+        if data_dir.exists():
+            raise SystemExit(f"{data_dir} exists but was not seeded with these sizes")
+        data_dir = fresh_data_dir(data_dir.parent, data_dir.name)
+    else:
+        data_dir = fresh_data_dir(Path(stack.enter_context(tempfile.TemporaryDirectory())), "web")
+    server = stack.enter_context(Server(data_dir))
+    started = time.perf_counter()
+    seed(server, args.pages, args.projects, rng)
+    capture(server, args.sessions, args.projects, rng)
+    print(
+        f"{args.pages} pages in {args.projects} projects and {args.sessions} sessions written "
+        f"in {time.perf_counter() - started:.1f} s"
+    )
+    if args.data_dir is not None:
+        (data_dir / "bench-web.json").write_text(json.dumps(sizes))
+    return server
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=10000)
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--projects", type=int, default=5)
     parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--only", default="")
     args = parser.parse_args()
-    rng = random.Random(7)
-    with tempfile.TemporaryDirectory() as tmp, Server(fresh_data_dir(Path(tmp), "web")) as server:
-        started = time.perf_counter()
-        addresses = seed(server, args.pages, args.projects, rng)
-        session_views = capture(server, args.sessions, args.projects, rng)
-        print(
-            f"{args.pages} pages in {args.projects} projects written in "
-            f"{time.perf_counter() - started:.1f} s"
-        )
-        with httpx.Client(base_url=server.url, timeout=60) as client:
-            signed = client.get("/web/login", params={"token": server.token})
-            assert signed.status_code == 303, signed.status_code
-            cases = {
-                "home /web": ["/web"] * args.calls,
-                "project": [f"/web/default/p{i % args.projects}" for i in range(args.calls)],
-                "page view": [rng.choice(addresses) for _ in range(args.calls)],
-                "search (every project)": [
-                    f"/web/search?q={'+'.join(words(rng, 3).split())}" for _ in range(args.calls)
-                ],
-                "search + explain": [
-                    f"/web/search?q={'+'.join(words(rng, 3).split())}&project=p0&explain=1"
-                    for _ in range(args.calls)
-                ],
-                "health": ["/web/health"] * args.calls,
-                "sessions timeline": ["/web/sessions"] * args.calls,
-                "session view": [rng.choice(session_views) for _ in range(args.calls)],
-                "tree": [f"/web/default/p{i % args.projects}/tree" for i in range(args.calls)],
-                "diff": [a.replace("/page/", "/diff/") for a in addresses[:: 5 * args.projects]][
-                    : args.calls
-                ],
-                "graph": [f"/web/default/p{i % args.projects}/graph" for i in range(args.calls)],
-            }
-            print(f"{'page':<24} {'p50 ms':>8} {'p95 ms':>8} {'html KB':>8}")
-            for name, urls in cases.items():
-                measure(client, urls[:5])  # warm up
-                times, size = measure(client, urls)
-                print(
-                    f"{name:<24} {percentile(times, 0.5):>8.1f} {percentile(times, 0.95):>8.1f} "
-                    f"{size / 1024:>8.1f}"
-                )
+    with ExitStack() as stack:
+        server = prepared(stack, args, random.Random(7))
+        writer = stack.enter_context(server.client())
+        client = stack.enter_context(httpx.Client(base_url=server.url, timeout=60))
+        signed = client.get("/web/login", params={"token": server.token})
+        assert signed.status_code == 303, signed.status_code
+        print(f"{'page':<24} {'p50 ms':>8} {'p95 ms':>8} {'html KB':>8}", flush=True)
+        for name, urls in cases(args, random.Random(11)).items():
+            if args.only not in name:
+                continue
+            before = writer if name.endswith("after a write") else None
+            measure(client, urls[:5], before)  # warm up
+            times, size = measure(client, urls, before)
+            print(
+                f"{name:<24} {percentile(times, 0.5):>8.1f} {percentile(times, 0.95):>8.1f} "
+                f"{size / 1024:>8.1f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

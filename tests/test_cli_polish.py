@@ -79,3 +79,72 @@ def test_shell_completion_script_and_answers(data_dir: Path) -> None:
         [sys.executable, "-m", "ai_memory"], env=env, capture_output=True, timeout=60
     )
     assert b"doctor" in done.stdout
+
+
+def test_finalize_session_names_the_page_or_says_there_is_none(server: ServerProcess) -> None:
+    hook = {"project": "cli", "agent": "claude-code"}
+    with server.client() as client:
+        start = {"hook_event_name": "SessionStart", "source": "startup"}
+        assert client.post("/hook", params={**hook, "session_id": "empty"}, json=start).is_success
+        for event in (
+            {"hook_event_name": "UserPromptSubmit", "prompt": "tidy the release checklist"},
+            {"hook_event_name": "Stop", "last_assistant_message": "Tidied the checklist."},
+        ):
+            answer = client.post("/hook", params={**hook, "session_id": "full"}, json=event)
+            assert answer.is_success
+    ended = {}
+    for session_id in ("empty", "full"):
+        done = run_cli(
+            "finalize-session",
+            "--session-id",
+            session_id,
+            "-p",
+            "cli",
+            "--server",
+            server.url,
+            data_dir=server.data_dir,
+        )
+        assert done.returncode == 0, done.stderr
+        ended[session_id] = done.stdout.decode()
+    assert "None" not in ended["empty"] and "no session page" in ended["empty"]
+    assert "page sessions/full.md" in ended["full"] and "None" not in ended["full"]
+
+
+def test_no_help_shows_a_bare_bool_and_options_show_their_types() -> None:
+    """Every command's --help: flags take no value, typed options say their type."""
+    import typer
+    from click.testing import CliRunner
+
+    from ai_memory.cli.app import app
+    from ai_memory.cli.options import quiet_flags
+
+    command = quiet_flags(typer.main.get_command(app))
+    runner = CliRunner()
+    seen = 0
+    for name, sub in command.commands.items():
+        for words in [[name], *([name, s] for s in getattr(sub, "commands", {}))]:
+            shown = runner.invoke(command, [*words, "--help"], terminal_width=200)
+            assert shown.exit_code == 0, (words, shown.output)
+            assert "<bool>" not in shown.output, words
+            seen += 1
+    assert seen >= 25
+    search = runner.invoke(command, ["search", "--help"], terminal_width=200).output
+    assert "<int range>" in search and "<path>" in search
+
+
+def test_search_keeps_paths_whole_in_a_narrow_terminal(server: ServerProcess) -> None:
+    with server.client() as client:
+        body = {"body": "Walk the checklist: " + "tag build publish announce " * 12}
+        client.put(f"/api/v1/projects/default/cli/pages/{LONG}", json=body).raise_for_status()
+    done = run_cli(
+        "search",
+        "checklist",
+        "-p",
+        "cli",
+        "--server",
+        server.url,
+        data_dir=server.data_dir,
+        env=clean_env(COLUMNS="80"),
+    )
+    assert done.returncode == 0, done.stderr
+    assert LONG in done.stdout.decode()  # the snippet and title wrap; the path never does
