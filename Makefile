@@ -46,12 +46,19 @@ AGENTS := .cache/agents
 AGENT_PACKAGES := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 \
 	opencode-ai@1.18.33
 AGENT_BINS := claude codex gemini opencode
+# OpenCode installs its plugin API into its config folder on start when it is not there;
+# the tests link this pinned copy in, so no OpenCode run fetches from npm.
+OPENCODE_CONFIG := $(AGENTS)/opencode-config
+OPENCODE_CONFIG_PACKAGES := @opencode-ai/plugin@1.18.33
 
 agents:
 	@missing=0; for bin in $(AGENT_BINS); do [ -x $(AGENTS)/node_modules/.bin/$$bin ] || missing=1; done; \
+	[ -f $(OPENCODE_CONFIG)/node_modules/@opencode-ai/plugin/package.json ] || missing=1; \
 	if [ $$missing = 1 ]; then \
 		command -v npm >/dev/null 2>&1 \
 		&& timeout 600 npm install --prefix $(AGENTS) --no-audit --no-fund --silent $(AGENT_PACKAGES) \
+		&& timeout 300 npm install --prefix $(OPENCODE_CONFIG) --no-audit --no-fund --silent \
+			--save-exact $(OPENCODE_CONFIG_PACKAGES) \
 		|| echo "the agent CLIs could not be installed with npm: tests/test_real_agents.py will skip"; \
 	fi
 

@@ -95,6 +95,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._gemini(body, stream=":stream" in path)
         elif path.endswith("/responses"):
             self._openai_responses(body)
+        elif path.endswith("/chat/completions"):
+            self._openai_chat(body)
         else:
             self._json({})
 
@@ -191,6 +193,29 @@ class _Handler(BaseHTTPRequestHandler):
         shell = next((t for t in tools if t in ("shell", "exec_command", "local_shell")), None)
         self._sse(_responses_events(shell if not answered else None))
 
+    # -- OpenAI Chat Completions (OpenCode's openai-compatible provider) -------------------
+
+    def _openai_chat(self, body: dict[str, Any]) -> None:
+        tools = [
+            str((t.get("function") or {}).get("name") or "")
+            for t in body.get("tools") or []
+            if isinstance(t, dict)
+        ]
+        self.seen.add(body, tools)
+        messages = body.get("messages") or []
+        answered = bool(messages) and messages[-1].get("role") == "tool"
+        shell = "bash" in tools and not answered
+        text = FINAL if tools else "Greeting"
+        chunks = [_chat_chunk({"role": "assistant", "content": "" if shell else text})]
+        if shell:
+            arguments = json.dumps({"command": COMMAND, "description": "Print a greeting"})
+            call = {"index": 0, "id": "call_fake", "type": "function"}
+            call["function"] = {"name": "bash", "arguments": arguments}
+            chunks.append(_chat_chunk({"tool_calls": [call]}))
+        chunks.append(_chat_chunk({}, "tool_calls" if shell else "stop"))
+        lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
+        self._stream("".join(lines).encode())
+
     # -- plumbing ---------------------------------------------------------------------------
 
     def _json(self, data: object) -> None:
@@ -206,13 +231,28 @@ class _Handler(BaseHTTPRequestHandler):
         for name, data in events:
             head = f"event: {name}\n" if name else ""
             chunks.append(f"{head}data: {json.dumps(data)}\n\n")
-        payload = "".join(chunks).encode()
+        self._stream("".join(chunks).encode())
+
+    def _stream(self, payload: bytes) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+
+def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    chunk: dict[str, Any] = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    if finish:
+        chunk["usage"] = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    return chunk
 
 
 def _anthropic_events(

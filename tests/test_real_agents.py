@@ -4,45 +4,40 @@ Each agent is set up with ``ai-memory setup`` in its own home, runs one scripted
 turn (a prompt, one shell command, an answer), and its real hooks and MCP calls
 go to a real server. The next agent, a different CLI, must get the handoff in
 its session-start context. ``make test`` installs the CLIs from npm into
-``.cache/agents``; a CLI that is not there skips with the reason.
+``.cache/agents``; a CLI that is not there skips with the reason. The drivers
+are in tests/agent_runs.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.agent_runs import (
+    RUN_TIMEOUT,
+    agent_env,
+    assert_captured,
+    cli,
+    memory_tools,
+    run_claude,
+    run_codex,
+    run_gemini,
+    run_opencode,
+    sent_since,
+    setup,
+    stored_prompts,
+)
 from tests.conftest import AI_MEMORY, ServerProcess, clean_env
-from tests.fake_models import COMMAND, FakeModels
+from tests.fake_models import FakeModels
 from tests.hooks_support import make_checkout
 
 pytestmark = pytest.mark.slow
 
-CACHE = Path(__file__).resolve().parent.parent / ".cache" / "agents" / "node_modules" / ".bin"
-PROJECT = {"workspace": "default", "project": "acme-shop"}
 MEMORY_TOOLS = 15
-RUN_TIMEOUT = 90
-
-
-def cli(name: str) -> str:
-    """The agent CLI from the cache (or PATH); skip the test, saying why, when absent."""
-    found = CACHE / name
-    if found.exists():
-        return str(found)
-    on_path = shutil.which(name)
-    if on_path:
-        return on_path
-    pytest.skip(
-        f"{name} is not installed: `make test` installs the agent CLIs from npm into "
-        f"{CACHE.parent.parent}; npm could not (offline?), so this agent is not driven"
-    )
 
 
 @pytest.fixture
@@ -63,129 +58,6 @@ def checkout(tmp_path: Path) -> Path:
     return make_checkout(tmp_path / "shop")
 
 
-def setup(agent: str, server: ServerProcess, home: Path, checkout: Path) -> None:
-    done = subprocess.run(
-        [*AI_MEMORY, "setup", "--agent", agent, "--server", server.url, "--no-service",
-         "--data-dir", str(server.data_dir)],
-        capture_output=True, env=clean_env(HOME=str(home)), cwd=checkout, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
-    assert b"reached" in done.stdout  # the hook self-check went through
-
-
-def agent_env(home: Path, **extra: str) -> dict[str, str]:
-    env = clean_env(HOME=str(home), **extra)
-    env.update({"NO_COLOR": "1", "CI": "1", "TERM": "dumb"})
-    return env
-
-
-def run_claude(fake: FakeModels, home: Path, checkout: Path, prompt: str) -> str:
-    env = agent_env(
-        home,
-        ANTHROPIC_BASE_URL=fake.url,
-        ANTHROPIC_API_KEY="sk-ant-offline-test",
-        DISABLE_TELEMETRY="1",
-        DISABLE_AUTOUPDATER="1",
-        DISABLE_ERROR_REPORTING="1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-    )
-    argv = [cli("claude"), "-p", prompt, "--allowedTools", "Bash", "--output-format", "text"]
-    return _run(argv, env, checkout)
-
-
-def run_gemini(fake: FakeModels, home: Path, checkout: Path, prompt: str) -> str:
-    gemini = cli("gemini")
-    settings_path = home / ".gemini" / "settings.json"
-    settings = json.loads(settings_path.read_text())
-    settings.setdefault("security", {})["auth"] = {"selectedType": "gemini-api-key"}
-    # Nothing leaves the host: no usage statistics, no update checks.
-    settings["privacy"] = {"usageStatisticsEnabled": False}
-    settings.setdefault("general", {}).update({"disableAutoUpdate": True, "disableUpdateNag": True})
-    settings_path.write_text(json.dumps(settings))
-    # MCP servers stay disabled in a folder the user has not trusted.
-    (home / ".gemini" / "trustedFolders.json").write_text(
-        json.dumps({str(checkout): "TRUST_FOLDER"})
-    )
-    env = agent_env(
-        home, GOOGLE_GEMINI_BASE_URL=fake.url, GEMINI_API_KEY="offline", GEMINI_CLI_NO_RELAUNCH="1"
-    )
-    return _run([gemini, "-p", prompt, "--yolo", "-m", "gemini-2.5-flash"], env, checkout)
-
-
-def run_codex(fake: FakeModels, home: Path, checkout: Path, prompt: str) -> str:
-    """``codex exec`` on a custom model provider whose base_url is the fake server.
-
-    Codex runs hooks only once the user has reviewed them; a test cannot press the key,
-    so it passes the flag Codex documents for automation that vets hook sources itself.
-    """
-    codex = cli("codex")
-    config = home / ".codex" / "config.toml"
-    provider = (
-        'model = "fake-model"\nmodel_provider = "fake"\ncheck_for_update_on_startup = false\n'
-        "\n[model_providers.fake]\n"
-        f'name = "fake"\nbase_url = "{fake.url}/v1"\nwire_api = "responses"\n'
-        'env_key = "FAKE_MODEL_KEY"\n\n'
-    )
-    config.write_text(provider + config.read_text())
-    argv = [codex, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
-            "--dangerously-bypass-approvals-and-sandbox", prompt]  # fmt: skip
-    return _run(argv, agent_env(home, FAKE_MODEL_KEY="offline"), checkout)
-
-
-def _run(argv: list[str], env: dict[str, str], cwd: Path) -> str:
-    done = subprocess.run(argv, capture_output=True, env=env, cwd=cwd, timeout=RUN_TIMEOUT)
-    output = done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
-    assert done.returncode == 0, output
-    return output
-
-
-def flushed(server: ServerProcess) -> dict[str, Any]:
-    with server.client() as client:
-        client.post("/api/v1/sessions/flush", params={"timeout": 30})
-        sessions: dict[str, Any] = client.get("/api/v1/sessions", params=PROJECT).json()
-    return sessions
-
-
-def session_of(server: ServerProcess, agent: str) -> dict[str, Any]:
-    found = [s for s in flushed(server)["sessions"] if s["agent"] == agent]
-    assert found, f"no {agent} session was captured"
-    session: dict[str, Any] = found[0]
-    return session
-
-
-def page_of(server: ServerProcess, session_id: str) -> str:
-    with server.client() as client:
-        page = client.get(f"/api/v1/projects/default/acme-shop/pages/sessions/{session_id}.md")
-    assert page.status_code == 200, page.text
-    body: str = page.json()["body"]
-    return body
-
-
-def stored_prompts(server: ServerProcess) -> list[str]:
-    prompts: list[str] = []
-    with server.client() as client:
-        for session in client.get("/api/v1/sessions", params=PROJECT).json()["sessions"]:
-            answer = client.get(
-                f"/api/v1/sessions/{session['session_id']}/observations",
-                params={**PROJECT, "limit": 200},
-            ).json()
-            prompts += [o["body"] for o in answer["observations"] if o["kind"] == "user-prompt"]
-    return prompts
-
-
-def assert_captured(server: ServerProcess, agent: str, prompt: str) -> str:
-    """The agent's session ended with a page holding its prompt, command and answer."""
-    session = session_of(server, agent)
-    assert session["ended_at"] is not None and session["page_id"] is not None
-    body = page_of(server, session["session_id"])
-    assert prompt in body and COMMAND in body and "add a test for the greeting" in body
-    return str(session["session_id"])
-
-
-def memory_tools(fake: FakeModels) -> set[str]:
-    return {name for name in fake.seen.tools if "memory_" in name and "ai-memory" in name}
-
-
 def test_claude_code_hands_off_to_gemini(
     server: ServerProcess, fake: FakeModels, home: Path, checkout: Path
 ) -> None:
@@ -199,7 +71,7 @@ def test_claude_code_hands_off_to_gemini(
 
     setup("gemini", server, home, checkout)
     run_gemini(fake, home, checkout, "carry on with the cart page")
-    sent = "\n".join(json.dumps(b) for b in fake.seen.bodies[before:])
+    sent = sent_since(fake, before)
     assert "Handoff from claude-code" in sent and "print a greeting for the cart page" in sent
     assert_captured(server, "gemini", "carry on with the cart page")
     gemini_names = memory_tools(fake) - offered  # Gemini names them mcp_ai-memory_…
@@ -225,7 +97,7 @@ def test_gemini_hands_off_to_claude_code(
 
     setup("claude-code", server, home, checkout)
     run_claude(fake, home, checkout, "carry on with the invoices")
-    sent = "\n".join(json.dumps(b) for b in fake.seen.bodies[before:])
+    sent = sent_since(fake, before)
     assert "Handoff from gemini" in sent and "add a test for the greeting" in sent
     assert_captured(server, "claude-code", "carry on with the invoices")
     assert {p for p in stored_prompts(server)} == {
@@ -254,7 +126,7 @@ def test_codex_hands_off_to_claude_code(
 
     setup("claude-code", server, home, checkout)
     run_claude(fake, home, checkout, "carry on with the orders")
-    sent = "\n".join(json.dumps(b) for b in fake.seen.bodies[before:])
+    sent = sent_since(fake, before)
     assert "Handoff from codex" in sent and "print a greeting for the orders" in sent
     assert_captured(server, "claude-code", "carry on with the orders")
 
@@ -291,3 +163,40 @@ def test_opencode_lists_the_memory_server(
     listing = done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
     assert "ai-memory" in listing and "connected" in listing.lower(), listing
     assert os.path.exists(plugin)
+
+
+def test_claude_code_hands_off_to_opencode_and_back(
+    server: ServerProcess, fake: FakeModels, home: Path, checkout: Path
+) -> None:
+    """OpenCode's generated plugin captures, and injects the handoff it is given."""
+    cli("claude"), cli("opencode")
+    setup("claude-code", server, home, checkout)
+    run_claude(fake, home, checkout, "print a greeting for the basket")
+    assert_captured(server, "claude-code", "print a greeting for the basket")
+    claude_tools = memory_tools(fake)
+    before = len(fake.seen.bodies)
+
+    setup("opencode", server, home, checkout)
+    run_opencode(fake, home, checkout, "carry on with the basket")
+    turns = [b for b in fake.seen.bodies[before:] if b.get("tools")]
+    system = [m["content"] for m in turns[0]["messages"] if m["role"] == "system"]
+    # The handoff is in the system prompt of the model call, not in the user's prompt.
+    assert any("Handoff from claude-code" in text for text in system), system
+    assert "print a greeting for the basket" in "\n".join(system)
+    opencode_tools = {
+        name for b in turns for t in b["tools"] if "ai-memory" in (name := t["function"]["name"])
+    }
+    assert {n.removeprefix("ai-memory_") for n in opencode_tools} == {
+        n.removeprefix("mcp__ai-memory__") for n in claude_tools
+    }
+    assert_captured(server, "opencode", "carry on with the basket")
+    before = len(fake.seen.bodies)
+
+    run_claude(fake, home, checkout, "check the basket greeting")
+    sent = sent_since(fake, before)
+    assert "Handoff from opencode" in sent and "carry on with the basket" in sent
+    assert sorted(stored_prompts(server)) == [
+        "carry on with the basket",
+        "check the basket greeting",
+        "print a greeting for the basket",
+    ]
