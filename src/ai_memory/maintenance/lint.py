@@ -16,6 +16,7 @@ from typing import Any
 from ai_memory.config import Config
 from ai_memory.core.identity import Scope
 from ai_memory.maintenance import sweep
+from ai_memory.maintenance.merging import merging_in_steps
 from ai_memory.maintenance.similar import similar_pairs
 from ai_memory.store import lint as sql
 from ai_memory.store import pages
@@ -173,12 +174,16 @@ def lint_project(
 def lint(
     wiki: Wiki, config: Config, scope: Scope | None, clock: Callable[[], str] | None = None
 ) -> list[dict[str, Any]]:
-    """Lint one project, or every project that has pages."""
+    """Lint one project, or every project that has pages (the index merges in steps
+    meanwhile, so no report write pays for a large merge)."""
     if scope is not None:
-        return [lint_project(wiki, config, scope, clock)]
-    projects = wiki.readers.read(pages.list_projects)
-    return [
-        lint_project(wiki, config, Scope(p["workspace"], p["name"]), clock)
-        for p in projects
-        if p["pages"]
-    ]
+        scopes = [scope]
+    else:
+        projects = wiki.readers.read(pages.list_projects)
+        scopes = [Scope(p["workspace"], p["name"]) for p in projects if p["pages"]]
+    reports = []
+    with merging_in_steps(wiki.writer, wiki.write_timeout) as merger:
+        for each in scopes:
+            reports.append(lint_project(wiki, config, each, clock))
+            merger.step()
+    return reports

@@ -11,7 +11,6 @@ page rewritten or restored after the plan was made is left alone.
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -22,14 +21,14 @@ from ai_memory.core.clock import iso
 from ai_memory.core.errors import NotFound, PreconditionFailed
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.maintenance.compact import compact_body, is_compacted
+from ai_memory.maintenance.merging import IndexMerger, merging_in_steps
+from ai_memory.maintenance.removal import remove_batch, sync_folders
 from ai_memory.store import pages
 from ai_memory.store import sweep as sql
 from ai_memory.store.decay import DecayParams, PageAge, is_cold, salience
 from ai_memory.wiki.wiki import Wiki
 
 ACTOR = "maintenance"
-# How long one removal transaction may run before it commits and lets other writes in.
-TRANSACTION_BUDGET_S = 0.04
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,23 +185,30 @@ class Sweeper:
             # would otherwise leave no text to restore.
             self.wiki.checkpointer.flush()
         batch = self.config.maintenance.batch_size
-        report.expired = self._remove(report.expired, "expire", report.skipped, batch)
-        report.compacted = self._compact(report.compacted, report.skipped)
-        report.evicted = self._remove(report.evicted, "evict", report.skipped, batch)
+        with merging_in_steps(self.wiki.writer, self.wiki.write_timeout) as merger:
+            report.expired = self._remove(report.expired, "expire", report.skipped, batch, merger)
+            report.compacted = self._compact(report.compacted, report.skipped, merger)
+            report.evicted = self._remove(report.evicted, "evict", report.skipped, batch, merger)
         report.purged = self._purge(report.purged, now, report.skipped, batch)
         report.observations = self._prune(report.observations, now, batch)
         return report
 
     def _remove(
-        self, targets: list[Target], action: str, skipped: list[str], batch: int
+        self,
+        targets: list[Target],
+        action: str,
+        skipped: list[str],
+        batch: int,
+        merger: IndexMerger,
     ) -> list[Target]:
         done: list[Target] = []
         start = 0
         while start < len(targets):
             chunk = targets[start : start + batch]
-            commands = [self.wiki.delete_command(t.ref, t.page_id, ACTOR, action) for t in chunk]
-            command = _remove_all(commands)
-            results = self.wiki.writer.call(command, timeout=self.wiki.write_timeout)
+            command = remove_batch(self.wiki, [(t.ref, t.page_id) for t in chunk], ACTOR, action)
+            removed = self.wiki.writer.call(command, timeout=self.wiki.write_timeout)
+            sync_folders(removed.folders)
+            results = removed.done
             # A transaction stops early when it has used its time; the rest goes next.
             for target, ok in zip(chunk, results, strict=False):
                 if ok:
@@ -212,9 +218,12 @@ class Sweeper:
                 else:
                     skipped.append(f"{action} {target.ref}: changed since the plan")
             start += len(results)
+            merger.step()
         return done
 
-    def _compact(self, targets: list[Target], skipped: list[str]) -> list[Target]:
+    def _compact(
+        self, targets: list[Target], skipped: list[str], merger: IndexMerger
+    ) -> list[Target]:
         done: list[Target] = []
         for target in targets:
             page = self.wiki.read_page(target.ref)
@@ -227,6 +236,7 @@ class Sweeper:
                 skipped.append(f"compact {target.ref}: changed since the plan")
                 continue
             done.append(target)
+            merger.step()
         return done
 
     def _purge(
@@ -265,26 +275,6 @@ class Sweeper:
                     )
                 )
         return done
-
-
-Command = Callable[[sqlite3.Connection], Any]
-
-
-def _remove_all(commands: list[Command]) -> Callable[[sqlite3.Connection], list[bool]]:
-    def command(conn: sqlite3.Connection) -> list[bool]:
-        results: list[bool] = []
-        deadline = time.perf_counter() + TRANSACTION_BUDGET_S
-        for run in commands:
-            if results and time.perf_counter() > deadline:
-                break  # at least one removal per transaction, so the sweep always advances
-            try:
-                run(conn)
-                results.append(True)
-            except (PreconditionFailed, NotFound):
-                results.append(False)  # rewritten or removed since the plan
-        return results
-
-    return command
 
 
 def _purge_all(

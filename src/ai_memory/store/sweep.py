@@ -89,6 +89,16 @@ FROM observations WHERE id IN ({marks})
 """
 DELETE_OBSERVATIONS = "DELETE FROM observations WHERE id IN ({marks})"
 
+# FTS5 merges the page index's segments inside whichever transaction crosses its
+# write counter ('automerge'): at 100,000 pages one such merge rewrites megabytes in
+# a single removal. While a sweep runs it is off, and the sweep merges in steps of
+# its own between transactions (a positive 'merge' takes the same levels automerge
+# would: those holding at least 'usermerge', by default 4, segments).
+AUTOMERGE_DEFAULT = 4
+AUTOMERGE = "SELECT v FROM pages_fts_config WHERE k = 'automerge'"
+SET_AUTOMERGE = "INSERT INTO pages_fts(pages_fts, rank) VALUES ('automerge', ?)"
+MERGE_STEP = "INSERT INTO pages_fts(pages_fts, rank) VALUES ('merge', ?)"
+
 
 @dataclass(frozen=True, slots=True)
 class SessionObservations:
@@ -183,3 +193,25 @@ def prune_observations(
     conn.execute(UNINDEX_OBSERVATIONS.format(marks=marks), ids)
     conn.execute(DELETE_OBSERVATIONS.format(marks=marks), ids)
     return len(ids)
+
+
+def pause_automerge(conn: sqlite3.Connection) -> int:
+    """Turn the page index's automatic merging off; return the setting to restore.
+
+    A stored 0 can only be left by a sweep that never finished: the default is restored."""
+    row = conn.execute(AUTOMERGE).fetchone()
+    setting = int(row[0]) if row is not None and int(row[0]) > 0 else AUTOMERGE_DEFAULT
+    conn.execute(SET_AUTOMERGE, (0,))
+    return setting
+
+
+def resume_automerge(conn: sqlite3.Connection, setting: int) -> None:
+    conn.execute(SET_AUTOMERGE, (setting,))
+
+
+def merge_step(conn: sqlite3.Connection, leaves: int) -> bool:
+    """Merge up to ``leaves`` pages of the page index; False once nothing was left to do
+    (FTS5 changes fewer than two rows when it found no level to merge)."""
+    before = conn.total_changes
+    conn.execute(MERGE_STEP, (leaves,))
+    return conn.total_changes - before >= 2

@@ -1,0 +1,77 @@
+"""Merging the page index in small steps while maintenance removes or writes in bulk.
+
+FTS5 keeps its index as segments and merges them inside whichever write crosses
+its work counter; on a large wiki one such merge rewrites megabytes and holds the
+write lock for it (the sweep's longest holds at 100,000 pages were these). For the
+length of a maintenance run, automatic merging is off and the same merges happen
+here, each in a transaction of its own sized to a time budget, so every other
+write keeps getting the lock within a bounded wait.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from collections.abc import Iterator
+
+from ai_memory.store import sweep as sql
+from ai_memory.store.writer import Writer
+
+# The work one merge step may do, in CPU seconds of the writer thread (measured, not
+# the wall clock, so a busy machine does not shrink steps until merging falls behind).
+STEP_BUDGET_S = 0.015
+MIN_LEAVES, MAX_LEAVES = 16, 256
+# Merging what a whole run left behind is bounded too (a step is at least MIN_LEAVES).
+MAX_FINISH_STEPS = 5000
+
+
+class IndexMerger:
+    """Runs bounded merge steps through the writer, adapting their size to the budget."""
+
+    def __init__(self, writer: Writer, timeout: float) -> None:
+        self.writer = writer
+        self.timeout = timeout
+        self.leaves = 64
+        self.steps = 0
+
+    def step(self, at_most: int = 2) -> None:
+        """Up to ``at_most`` merge transactions, fewer if nothing is left to merge."""
+        for _ in range(at_most):
+            if not self._one():
+                return
+
+    def finish(self) -> None:
+        """Merge until no level needs it, so automatic merging resumes with nothing owed."""
+        for _ in range(MAX_FINISH_STEPS):
+            if not self._one():
+                return
+
+    def _one(self) -> bool:
+        leaves = self.leaves
+
+        def command(conn: sqlite3.Connection) -> tuple[bool, float]:
+            began = time.thread_time()
+            more = sql.merge_step(conn, leaves)
+            return more, time.thread_time() - began
+
+        more, elapsed = self.writer.call(command, timeout=self.timeout)
+        self.steps += 1
+        if elapsed > STEP_BUDGET_S:
+            self.leaves = max(MIN_LEAVES, self.leaves // 2)
+        elif elapsed < STEP_BUDGET_S / 2:
+            self.leaves = min(MAX_LEAVES, self.leaves * 3 // 2)
+        return more
+
+
+@contextlib.contextmanager
+def merging_in_steps(writer: Writer, timeout: float) -> Iterator[IndexMerger]:
+    """Automatic merging off for the block; what it would have merged is merged in steps,
+    and the setting comes back even if the block fails."""
+    setting = writer.call(sql.pause_automerge, timeout=timeout)
+    merger = IndexMerger(writer, timeout)
+    try:
+        yield merger
+        merger.finish()
+    finally:
+        writer.call(lambda conn: sql.resume_automerge(conn, setting), timeout=timeout)
