@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from markupsafe import Markup, escape
 
@@ -17,7 +18,6 @@ _WIKILINK = re.compile(r"\[\[(?:[^\[\]|\n]*:)?([^\[\]|\n]+?)(?:\|([^\[\]\n]*))?\
 _MDLINK = re.compile(r"\[([^\[\]\n]*)\]\([^()\s]*\)")
 _EMPHASIS = re.compile(r"(\*\*|__|`+)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
-_WORD = re.compile(r"\w+")
 _QUERY_WORD = re.compile(r"\w{2,}")
 
 
@@ -35,16 +35,25 @@ def stems_of(query: str, words: Iterable[str] = ()) -> tuple[str, ...]:
     return tuple(sorted(found, key=len, reverse=True))
 
 
+@lru_cache(maxsize=256)
+def _marker(stems: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern per query: a whole word that starts like one of ``stems``."""
+    return re.compile(rf"\b(?:{'|'.join(map(re.escape, stems))})\w*", re.IGNORECASE)
+
+
 def highlight(text: str, stems: tuple[str, ...]) -> Markup:
-    """Escaped ``text`` with each word that starts like a query word inside ``<mark>``."""
+    """Escaped ``text`` with each word that starts like a query word inside ``<mark>``.
+
+    The regular expression finds the marked words only, so the text between them is
+    escaped in whole pieces instead of word by word."""
+    if not stems:
+        return escape(text)
     out: list[str] = []
     at = 0
-    for match in _WORD.finditer(text):
-        word = match.group()
-        if stems and word.lower().startswith(stems):
-            out.append(str(escape(text[at : match.start()])))
-            out.append(f"<mark>{escape(word)}</mark>")
-            at = match.end()
+    for match in _marker(stems).finditer(text):
+        out.append(str(escape(text[at : match.start()])))
+        out.append(f"<mark>{escape(match.group())}</mark>")
+        at = match.end()
     out.append(str(escape(text[at:])))
     return Markup("".join(out))  # every piece above was escaped
 

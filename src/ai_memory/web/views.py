@@ -53,6 +53,7 @@ def build_environment() -> Environment:
     env = Environment(
         loader=PackageLoader("ai_memory.web", "templates"),
         autoescape=select_autoescape(["html"], default_for_string=True, default=True),
+        auto_reload=False,  # templates ship with the package: no stat() per request
     )
     env.globals.update(
         page_url=page_url, project_url=project_url, session_url=session_url, diff_url=diff_url
