@@ -200,3 +200,16 @@ def test_claude_code_hands_off_to_opencode_and_back(
         "check the basket greeting",
         "print a greeting for the basket",
     ]
+
+
+CURSOR_NOT_DRIVEN = (
+    "Cursor's CLI (cursor-agent) is not a package on npm or PyPI: it installs only with "
+    "`curl https://cursor.com/install | bash` from Cursor's own download host, which this "
+    "machine cannot reach, and it sends every model call to Cursor's servers (it takes no "
+    "base URL for a fake model server). tests/test_agent_hook_files.py checks the hooks file "
+    "Cursor reads against its documented format and runs each command with documented payloads."
+)
+
+
+def test_cursor_agent() -> None:
+    pytest.skip(CURSOR_NOT_DRIVEN)

@@ -41,6 +41,7 @@ FIELDS: Mapping[str, tuple[str, ...]] = {
         "prompt_response",
         "response",
         "assistant_message",
+        "text",  # Cursor's afterAgentResponse
     ),
     "summary": ("compact_summary", "compactSummary", "summary"),
     "instructions": ("custom_instructions", "customInstructions", "trigger"),
