@@ -24,11 +24,18 @@ GROUP BY workspace, project
 """
 SESSIONS_OPEN = "SELECT count(*) FROM sessions WHERE ended_at IS NULL"
 LAST_WRITE = "SELECT at FROM audit_log ORDER BY id DESC LIMIT 1"
-LAST_MAINTENANCE = "SELECT max(at) FROM audit_log WHERE actor = 'maintenance'"
+# The scheduler's own record of its runs, and the newest maintenance change among the
+# latest audit rows (bounded: the audit log grows with every write).
+LAST_MAINTENANCE = """
+SELECT max(at) FROM (
+  SELECT max(finished_at) AS at FROM maintenance_runs
+  UNION ALL
+  SELECT max(at) FROM (SELECT at, actor FROM audit_log ORDER BY id DESC LIMIT 5000)
+  WHERE actor = 'maintenance'
+)
+"""
 TOTALS = """
 SELECT
-  (SELECT count(*) FROM pages WHERE is_latest = 1)
-    - (SELECT count(*) FROM pages WHERE deleted_at IS NOT NULL AND +is_latest = 1) AS pages,
   (SELECT count(*) FROM pages) AS versions,
   (SELECT count(*) FROM sessions) AS sessions,
   (SELECT count(*) FROM observations) AS observations,
@@ -38,9 +45,11 @@ SELECT
 
 
 def status_rows(conn: sqlite3.Connection) -> dict[str, Any]:
+    projects = per_project(conn)  # every page belongs to a project: the total is their sum
+    totals = {"pages": sum(p["pages"] for p in projects), **conn.execute(TOTALS).fetchone()}
     return {
-        "totals": dict(conn.execute(TOTALS).fetchone()),
-        "projects": per_project(conn),
+        "totals": totals,
+        "projects": projects,
         "sessions_open": conn.execute(SESSIONS_OPEN).fetchone()[0],
         "last_write_at": last_write(conn),
         "last_maintenance_at": conn.execute(LAST_MAINTENANCE).fetchone()[0],

@@ -225,6 +225,12 @@ MIGRATIONS: list[str] = [
         result TEXT NOT NULL DEFAULT '{}'
     );
     """,
+    # 9: a project's listing (kind counts, the folder tree, the link graph's nodes) read
+    # from a covering index instead of every latest page row with its body.
+    """
+    CREATE INDEX pages_listing ON pages(workspace, project, is_latest, kind, path, title,
+        deleted_at) WHERE is_latest = 1;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -11,9 +11,10 @@ from typing import Any
 from ai_memory.core.identity import Scope
 
 PAGES_SHOWN = 50  # per folder; the rest are a link away (search by path)
+# Sorted here rather than in SQL, so the read stays on the covering listing index.
 TREE = """
 SELECT path, title, kind FROM pages
-WHERE workspace = ? AND project = ? AND is_latest = 1 AND deleted_at IS NULL ORDER BY path
+WHERE workspace = ? AND project = ? AND is_latest = 1 AND deleted_at IS NULL
 """
 
 
@@ -42,7 +43,8 @@ class Folder:
 def tree(conn: sqlite3.Connection, scope: Scope) -> Folder:
     """Every latest page under its folders, each folder with its page count per kind."""
     root = Folder("", "")
-    for row in conn.execute(TREE, (scope.workspace, scope.project)):
+    rows = conn.execute(TREE, (scope.workspace, scope.project)).fetchall()
+    for row in sorted(rows, key=lambda r: str(r["path"])):
         *parts, _ = row["path"].split("/")
         node = root
         node.count += 1

@@ -14,16 +14,15 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from ai_memory.core.errors import InvalidInput, NotFound
+from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import Scope
 from ai_memory.core.kinds import KINDS, TIERS
-from ai_memory.hooks.handoffs import list_handoffs
 from ai_memory.retrieval.models import SearchRequest
 from ai_memory.retrieval.search import search as run_search
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
-from ai_memory.store.counts import counts, project_counts
-from ai_memory.web import session_queries, ui_queries
+from ai_memory.store.counts import counts
+from ai_memory.web import ui_queries
 from ai_memory.web.login import build_login_router
 from ai_memory.web.markdown import render
 from ai_memory.web.text_view import stems_of
@@ -37,7 +36,6 @@ from ai_memory.web.webauth import WEB_HOME
 RECENT_PAGES = 30
 RECENT_SESSIONS = 20
 SEARCH_LIMIT = 20
-NO_CURSOR = 1 << 62
 
 
 def build_router(token: str) -> APIRouter:
@@ -97,24 +95,14 @@ def build_router(token: str) -> APIRouter:
         count = parse_positive(limit, "limit", most=2000)
         if kind and kind not in KINDS:
             raise InvalidInput(f"kind must be one of {', '.join(sorted(KINDS))}")
-        data = await runtime.readers.aread(lambda conn: project_data(conn, scope))
-        if kind:
-            data["pages"] = await runtime.readers.aread(
-                lambda conn: ui_queries.recent_of_kind(conn, scope, kind, count)
-            )
-        else:
-            data["pages"] = await runtime.wiki.arecent(scope, count)
-        data["handoffs"] = await list_handoffs(runtime.readers, scope)
-        timeline = await runtime.readers.aread(
-            lambda conn: session_queries.timeline(conn, scope, NO_CURSOR, RECENT_SESSIONS)
+        data = await runtime.readers.aread(
+            lambda conn: ui_queries.project_page(conn, scope, kind, count, RECENT_SESSIONS)
         )
         return views.html(
             "project.html",
             scope=scope,
             kind=kind,
             limit=count,
-            sessions=timeline["sessions"],
-            more_sessions=timeline["next_before"] is not None,
             scope_workspace=scope.workspace,
             scope_project=scope.project,
             **data,
@@ -150,15 +138,6 @@ def build_router(token: str) -> APIRouter:
 
 
 SEARCH_FIELDS = ("workspace", "project", "kind", "tier", "path", "explain")
-
-
-def project_data(conn: sqlite3.Connection, scope: Scope) -> dict[str, Any]:
-    if not pages.project_exists(conn, scope):
-        raise NotFound(f"no project {scope}")
-    return {
-        "counts": project_counts(conn, scope),
-        "kinds": ui_queries.kind_counts(conn, scope),
-    }
 
 
 async def search_pages(runtime: Runtime, q: str, form: dict[str, str]) -> dict[str, Any]:

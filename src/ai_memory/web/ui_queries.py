@@ -1,12 +1,19 @@
-"""The reads only the browser UI makes: recent pages everywhere, by kind, kind counts."""
+"""The reads only the browser UI makes: recent pages everywhere, by kind, a project's page."""
 
 from __future__ import annotations
 
 import sqlite3
 from typing import Any
 
+from ai_memory.core.errors import NotFound
 from ai_memory.core.identity import Scope
+from ai_memory.hooks.handoffs import LIST_HANDOFFS, handoff_dict
 from ai_memory.store import pages
+from ai_memory.store.counts import project_counts
+from ai_memory.web import session_queries
+
+NO_CURSOR = 1 << 62
+HANDOFFS_SHOWN = 20
 
 # Version ids grow with every write, so id order is write order, and it walks the
 # primary key instead of sorting every latest page by time.
@@ -42,3 +49,27 @@ def recent_of_kind(
 def kind_counts(conn: sqlite3.Connection, scope: Scope) -> dict[str, int]:
     rows = conn.execute(KIND_COUNTS, (scope.workspace, scope.project))
     return {row["kind"]: row["pages"] for row in rows}
+
+
+def project_page(
+    conn: sqlite3.Connection, scope: Scope, kind: str, limit: int, sessions: int
+) -> dict[str, Any]:
+    """Everything the project page shows, in one read: counts, kinds, the newest pages
+    (of ``kind`` when given), open handoffs and recent sessions."""
+    if not pages.project_exists(conn, scope):
+        raise NotFound(f"no project {scope}")
+    if kind:
+        newest = recent_of_kind(conn, scope, kind, limit)
+    else:
+        rows = conn.execute(pages.RECENT, (scope.workspace, scope.project, limit)).fetchall()
+        newest = [pages.row_to_dict(row, with_body=False) for row in rows]
+    handoff_args = (scope.workspace, scope.project, "open", "open", HANDOFFS_SHOWN)
+    timeline = session_queries.timeline(conn, scope, NO_CURSOR, sessions)
+    return {
+        "counts": project_counts(conn, scope),
+        "kinds": kind_counts(conn, scope),
+        "pages": newest,
+        "handoffs": [handoff_dict(row) for row in conn.execute(LIST_HANDOFFS, handoff_args)],
+        "sessions": timeline["sessions"],
+        "more_sessions": timeline["next_before"] is not None,
+    }
