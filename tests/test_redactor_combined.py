@@ -1,4 +1,5 @@
-"""The one-scan redactor gives exactly what one pass per pattern gives, on secrets and prose."""
+"""The one-scan redactor gives exactly what one pass per pattern gives, on secrets and prose;
+an event parsed in place (nothing to redact) is the one a worker thread would parse."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import random
 
 import pytest
 
+from ai_memory.core.errors import InvalidInput
+from ai_memory.hooks.ingest import IN_PLACE_BYTES, parse_event, parse_in_place
 from ai_memory.hooks.redactor import Redactor
+from ai_memory.hooks.sanitize import Sanitizer
 from tests.secrets_corpus import CORPUS
 
 ORDINARY = [
@@ -86,3 +90,33 @@ def test_a_set_too_large_for_its_memory_falls_back_to_passes() -> None:
     small = Redactor(scan_memory=1 << 16)
     for text in [*ENTANGLED, *ORDINARY]:
         assert small.redact(text) == small.redact_each(text)
+
+
+def _event(text: str) -> dict[str, object]:
+    return {
+        "session_id": "s-1",
+        "tool_name": "Bash",
+        "tool_input": {"command": f"make test && echo {text}", "file_path": "/srv/app/x.py"},
+        "tool_response": {"stdout": f"ok {text}\x1b[0m done"},
+    }
+
+
+def test_an_event_parsed_in_place_is_the_one_a_worker_parses() -> None:
+    sanitizer = Sanitizer()
+    params = {"project": "p", "agent": "claude-code", "event": "PostToolUse"}
+    for text in ORDINARY:
+        body = _event(text)
+        in_place = parse_in_place(params, body, sanitizer, len(json.dumps(body)))
+        assert in_place == parse_event(params, body, sanitizer)
+
+
+def test_an_event_with_anything_to_redact_is_left_to_a_worker() -> None:
+    sanitizer = Sanitizer()
+    params = {"project": "p", "agent": "claude-code", "event": "PostToolUse"}
+    for _, text, _ in CORPUS[:20]:
+        assert parse_in_place(params, _event(text), sanitizer, 100) is None
+    secret_param = {**params, "session_id": "sk-abcdefghijklmnopqrstuvwx"}
+    assert parse_in_place(secret_param, _event("x"), sanitizer, 100) is None
+    assert parse_in_place(params, _event("x"), sanitizer, IN_PLACE_BYTES + 1) is None
+    with pytest.raises(InvalidInput):
+        parse_in_place({**params, "agent": "bad agent"}, _event("x"), sanitizer, 100)

@@ -36,6 +36,10 @@ def without_surrogates(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if not text.isascii() else text
 
 
+class NeedsRedaction(Exception):
+    """Raised by :meth:`Redactor.unchanged`: some pattern matches, so the text needs a full pass."""
+
+
 class _Pass:
     """One compiled pattern and the words one of which its matches always hold."""
 
@@ -135,6 +139,17 @@ class Redactor:
             if hits is None:
                 return self._each_from(index + 1, text, lowered)
             pending = sorted(i for i in hits if i > index)
+        return text
+
+    def unchanged(self, text: str) -> str:
+        """``text`` (lone surrogates settled) when no pattern matches anywhere in it; else
+        raise :class:`NeedsRedaction`. One scan, no per-match work: cheap enough to run
+        where a request arrives, leaving text that holds a match to a worker thread."""
+        if not text:
+            return text
+        text = without_surrogates(text)
+        if self._scan is None or self._scan.hits(text) != set():
+            raise NeedsRedaction
         return text
 
     def redact_each(self, text: str) -> str:

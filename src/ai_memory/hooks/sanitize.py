@@ -20,10 +20,17 @@ from ai_memory.hookclient.redact import redact_tree
 from ai_memory.hookclient.sessionid import MAX_RAW, safe_session_id
 from ai_memory.hooks.aliases import Normalised
 from ai_memory.hooks.own_context import strip_own_context
-from ai_memory.hooks.redactor import Redactor
+from ai_memory.hooks.redactor import NeedsRedaction, Redactor
 from ai_memory.hooks.tool_text import action_of, exit_code, response_text
 
-__all__ = ["REDACTED", "SanitizedObservation", "Sanitizer", "cap_bytes", "precut"]
+__all__ = [
+    "REDACTED",
+    "NeedsRedaction",
+    "SanitizedObservation",
+    "Sanitizer",
+    "cap_bytes",
+    "precut",
+]
 
 PROMPT_CAP = 16 * 1024
 BODY_CAP = 16 * 1024
@@ -76,16 +83,33 @@ class SanitizedObservation:
 class Sanitizer:
     """Compiled once per server: every field goes through :meth:`clean` (or is refused)."""
 
-    def __init__(self, extra_patterns: Sequence[str] = ()) -> None:
-        self._redactor = Redactor(extra_patterns)
+    def __init__(
+        self,
+        extra_patterns: Sequence[str] = (),
+        *,
+        redactor: Redactor | None = None,
+        scan_only: bool = False,
+    ) -> None:
+        self._redactor = redactor if redactor is not None else Redactor(extra_patterns)
+        self._scan_only = scan_only
+
+    def in_place(self) -> Sanitizer:
+        """This sanitizer for text with nothing to redact: each field is only scanned, and
+        one that any pattern matches raises :class:`NeedsRedaction` (redo it in a worker)."""
+        return Sanitizer(redactor=self._redactor, scan_only=True)
 
     # -- text -----------------------------------------------------------------
 
     def redact(self, text: str) -> str:
         """Secrets replaced by ``[REDACTED]``; linear in the length of ``text``."""
+        if self._scan_only:
+            return self._redactor.unchanged(text)
         return self._redactor.redact(text)
 
     def holds_secret(self, text: str) -> bool:
+        if self._scan_only:
+            self._redactor.unchanged(text)  # raises when there may be one
+            return False
         return self._redactor.holds_secret(text)
 
     def clean(self, text: str, cap: int) -> str:

@@ -30,6 +30,7 @@ from ai_memory.hooks.ingest import (
     common_params,
     given_session_id,
     parse_event,
+    parse_in_place,
     store_command,
 )
 from ai_memory.hooks.recap import anchor_text, claimed_note
@@ -93,15 +94,20 @@ class HookService:
 
     # -- ingest -----------------------------------------------------------------
 
-    async def ingest(self, params: Mapping[str, str], body: object) -> IngestOutcome:
+    async def ingest(
+        self, params: Mapping[str, str], body: object, size: int | None = None
+    ) -> IngestOutcome:
         """Store one event; return only after it committed. Raise Saturated when full.
 
         Parsing and sanitizing are CPU work: they run in a worker thread, so a hostile
-        payload never holds up the event loop (and every other request with it).
+        payload never holds up the event loop (and every other request with it); a small
+        event (``size`` bytes) with nothing to redact is parsed in place (bounded work).
         """
-        event = await anyio.to_thread.run_sync(
-            parse_event, params, body, self.sanitizer, limiter=self.cpu
-        )
+        event = parse_in_place(params, body, self.sanitizer, size) if size is not None else None
+        if event is None:
+            event = await anyio.to_thread.run_sync(
+                parse_event, params, body, self.sanitizer, limiter=self.cpu
+            )
         (outcome,) = await self._store([event])
         self._follow_up(event, outcome)
         return outcome

@@ -23,7 +23,8 @@ router = APIRouter()
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 
-def get_hooks(request: Request) -> HookService:
+async def get_hooks(request: Request) -> HookService:
+    """Async, so FastAPI calls it on the event loop rather than in a worker thread."""
     hooks: HookService = request.app.state.hooks
     return hooks
 
@@ -50,7 +51,8 @@ def _json_body(raw: bytes, empty: object) -> object:
 async def hook(request: Request, hooks: HooksDep) -> Response:
     """One agent event, body unchanged; 202 once it is durable, 429 when saturated."""
     params = dict(request.query_params)
-    outcome = await hooks.ingest(params, _json_body(await request.body(), {}))
+    raw = await request.body()
+    outcome = await hooks.ingest(params, _json_body(raw, {}), len(raw))
     return Response(_ACCEPTED if outcome.stored else _DUPLICATE, 202, media_type="application/json")
 
 
