@@ -8,14 +8,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from ai_memory.cli.options import DataDir, Json
 from ai_memory.cli.output import emit_json, out, styled
-from ai_memory.doctor.findings import Severity, worst
-from ai_memory.doctor.run import run_checks
 
-STYLES = {Severity.OK: "green", Severity.WARNING: "yellow", Severity.ERROR: "red"}
+STYLES = ("green", "yellow", "red")  # by severity: ok, warning, error
 
 
 def register(app: typer.Typer) -> None:
@@ -30,6 +27,11 @@ def doctor(
     ] = 3.0,
 ) -> None:
     """Check the install end to end; exit 0 when healthy, 1 on warnings, 2 on errors."""
+    from rich.table import Table
+
+    from ai_memory.doctor.findings import Severity, worst
+    from ai_memory.doctor.run import run_checks
+
     home = Path(os.environ.get("HOME") or Path.home())
     findings = run_checks(data_dir, home, os.environ, timeout)
     status = int(worst(findings))
@@ -43,11 +45,11 @@ def doctor(
         name = finding.severity.name.lower()
         table.add_row(
             finding.check,
-            styled(name, STYLES[finding.severity]),
+            styled(name, STYLES[int(finding.severity)]),
             finding.message,
             finding.fix or "",
         )
     out.print(table)
     summary = {0: "healthy", 1: "working, with warnings", 2: "broken: run the fixes above"}
-    out.print(styled(summary[status], STYLES[Severity(status)]))
+    out.print(styled(summary[status], STYLES[status]))
     sys.exit(status)

@@ -6,7 +6,6 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 import typer
-from rich.table import Table
 
 from ai_memory.cli.options import (
     DataDir,
@@ -118,6 +117,8 @@ def checkpoints(
     if as_json:
         emit_json(data)
         return
+    from rich.table import Table
+
     table = Table("rev", "at", "change", "message")
     for c in data["checkpoints"]:
         table.add_row(

@@ -1,19 +1,23 @@
-"""Options shared by every command, and resolving them into a config, a client, a scope."""
+"""Options shared by every command, and resolving them into a config, a client, a scope.
+
+Importing this module costs Typer alone: the config (pydantic), the HTTP client
+(httpx) and the project resolution are loaded by the functions that use them,
+so a command loads only what it needs (``--help`` needs none of them).
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ai_memory import locate
-from ai_memory.cli.client import ApiClient
-from ai_memory.config import Config
-from ai_memory.core.identity import Scope
-from ai_memory.hookclient.resolve import resolve_project
+if TYPE_CHECKING:
+    from ai_memory.cli.client import ApiClient
+    from ai_memory.config import Config
+    from ai_memory.core.identity import Scope
 
 DataDir = Annotated[
     Path | None,
@@ -32,6 +36,8 @@ Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a tabl
 
 
 def load_config(data_dir: Path | None) -> Config:
+    from ai_memory.config import Config
+
     return Config.load(data_dir, os.environ)
 
 
@@ -45,12 +51,18 @@ def load_config_owning(data_dir: Path | None) -> Config:
 
 def client_for(config: Config, server: str | None) -> ApiClient:
     """The same server and token the hook client would use from this environment."""
+    from ai_memory import locate
+    from ai_memory.cli.client import ApiClient
+
     url = server or os.environ.get("AI_MEMORY_SERVER_URL") or config.server.url
     return ApiClient(url, locate.token(config.data_dir, os.environ))
 
 
 def scope_for(workspace: str | None, project: str | None) -> Scope:
     """Explicit names win; otherwise the project of the current directory."""
+    from ai_memory.core.identity import Scope
+    from ai_memory.hookclient.resolve import resolve_project
+
     if project:
         return Scope.of(workspace, project)
     identity = resolve_project(Path.cwd())

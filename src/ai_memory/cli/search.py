@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from ai_memory.cli.options import (
     DataDir,
@@ -18,6 +17,9 @@ from ai_memory.cli.options import (
     scope_for,
 )
 from ai_memory.cli.output import emit_json, err, keep_whole, out
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def register(app: typer.Typer) -> None:
@@ -95,6 +97,8 @@ def _print_hits(data: dict[str, Any], explain: bool) -> None:
     if data["hits"]:
         out.print(_hit_table("hits", data["hits"], explain))
     elif data["raw_hits"]:
+        from rich.table import Table
+
         table = Table("session", "kind", "when", "snippet", title="no page matched; observations")
         for raw in data["raw_hits"]:
             table.add_row(raw["session_id"], raw["kind"], raw["created_at"], raw["snippet"])
@@ -130,6 +134,8 @@ def _hit_table(title: str, hits: list[dict[str, Any]], explain: bool) -> Table:
     columns = ["#", "score", "path", "title", "kind", "snippet"]
     if explain:
         columns.append("why")
+    from rich.table import Table
+
     table = Table(*columns, title=title)
     several = title != "hits" or len({(h["workspace"], h["project"]) for h in hits}) > 1
     for rank, hit in enumerate(hits, 1):

@@ -6,17 +6,16 @@ import subprocess
 import sys
 from collections import deque
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ai_memory.cli.options import DataDir, Json, load_config
 from ai_memory.cli.output import emit_json, err, out
-from ai_memory.config import Config
-from ai_memory.service.control import Installed, Service
-from ai_memory.service.files import Written
-from ai_memory.service.health import wait_healthy
-from ai_memory.service.spec import Host
+
+if TYPE_CHECKING:
+    from ai_memory.config import Config
+    from ai_memory.service.control import Installed, Service
 
 service_app = typer.Typer(
     name="service",
@@ -31,6 +30,9 @@ def register(app: typer.Typer) -> None:
 
 
 def service_for(config: Config) -> Service:
+    from ai_memory.service.control import Service
+    from ai_memory.service.spec import Host
+
     return Service(Host.current(), config.data_dir)
 
 
@@ -53,6 +55,8 @@ def install(
 
 
 def install_service(config: Config, *, force: bool = False) -> Installed:
+    from ai_memory.service.files import Written
+
     service = service_for(config)
     installed = service.install(force=force)
     if installed.written is Written.UNCHANGED:
@@ -121,6 +125,8 @@ def _control(config: Config, action: str) -> None:
 
 def report_health(config: Config, url: str | None = None) -> None:
     """Wait for ``/healthz``; a service that never answers is a failure, with where to look."""
+    from ai_memory.service.health import wait_healthy
+
     url = url or config.server.url
     version = wait_healthy(url)
     if version is None:

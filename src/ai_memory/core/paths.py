@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from ai_memory.core.errors import InvalidPath
-from ai_memory.core.validate import text_problem
+from ai_memory.core.textcheck import text_problem
 
 # The atomic writer stages ``<TEMP_PREFIX><name>.<TEMP_TOKEN_HEX hex digits>`` beside the
 # file, so a name must leave room for those bytes inside the filesystem's 255-byte limit.

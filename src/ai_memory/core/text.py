@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 
 # Token characters ('_', '-', '/', '.') keep identifiers and paths whole, but at a
-# token's edge they are punctuation: "works." must index as "works".
-_EDGE_PUNCT = re.compile(r"(?<![\w])[-./]+|[-./]+(?![\w])")
+# token's edge they are punctuation: "works." must index as "works". This is
+# ``(?<!\w)[-./]+|[-./]+(?!\w)`` with the first character taken out in front, so
+# the engine can jump from one '-', '.' or '/' to the next (several times faster).
+_EDGE_PUNCT = re.compile(r"[-./](?:(?<!\w[-./])[-./]*|[-./]*(?!\w))")
 
 
 def fts_text(text: str) -> str:

@@ -12,31 +12,17 @@ types wrap them for pydantic, which names the field that failed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
+from ai_memory.core.textcheck import text_problem
+
 MAX_SQL_ID = 2**63 - 1
 MAX_JSON_DEPTH = 32
-_BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
 
 T = TypeVar("T")
-
-
-def text_problem(value: str) -> str | None:
-    """Why ``value`` cannot be stored as text, or None when it can."""
-    bad = _BAD_CHAR.search(value)
-    if bad is None:
-        return None
-    char = bad.group()
-    if char == "\x00":
-        return f"contains a NUL character (at {bad.start()})"
-    return (
-        f"contains a lone surrogate U+{ord(char):04X} (at {bad.start()}); "
-        "text must be valid Unicode"
-    )
 
 
 def json_problem(value: object, where: str = "") -> tuple[str, str] | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from pathlib import Path
 
 import pygit2
@@ -49,9 +48,12 @@ class GitCheckpointer:
         self._repo: pygit2.Repository | None = None
         self.commits = 0
 
-    def start(self) -> None:
+    def start(self, *, recover: bool = True) -> None:
+        """``recover=False`` leaves the commit of what a crash left to :meth:`recover`
+        (a reindex calls it once every file has been read)."""
         self._repo = pygit2.Repository(str(self.root))
-        self._commit(self._leftovers(), "checkpoint: recover uncommitted changes")
+        if recover:
+            self.recover()
         self._thread = threading.Thread(target=self._run, name="ai-memory-git", daemon=True)
         self._thread.start()
 
@@ -67,6 +69,10 @@ class GitCheckpointer:
         if self._thread is not None:
             self._thread.join()
         self._commit(self._take(), "checkpoint: shutdown")
+
+    def recover(self) -> None:
+        """Commit every change ``git status`` shows, with whatever is pending."""
+        self._commit(self._leftovers() | self._take(), "checkpoint: recover uncommitted changes")
 
     def flush(self) -> None:
         """Commit whatever is pending now, from the calling thread."""
@@ -85,7 +91,8 @@ class GitCheckpointer:
                 if self._stopping:
                     return
             self._commit(self._take(), "checkpoint")
-            time.sleep(self.interval)
+            with self._cond:  # at most one commit per interval; a stop ends the wait
+                self._cond.wait_for(lambda: self._stopping, timeout=self.interval)
 
     def _leftovers(self) -> set[str]:
         assert self._repo is not None

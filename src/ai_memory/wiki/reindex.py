@@ -3,26 +3,36 @@
 ``reconcile`` runs at every start (it picks up hand edits and whatever a crash
 left between a file write and its commit); ``full=True`` is ``ai-memory reindex``,
 which also rebuilds every derived row (FTS, links, entities) from scratch.
+
+It is one pass of streaming work: files are read and parsed chunk by chunk (in
+worker processes when a :class:`~ai_memory.wiki.parse_pool.ParsePool` is given)
+while the writer commits the chunks before them, a few chunks in flight at most,
+so memory stays flat and the cost per file is the same at any size.
 """
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.page import PageDocument
 from ai_memory.store import pages
-from ai_memory.wiki.document import build_document
-from ai_memory.wiki.frontmatter import parse_file
+from ai_memory.wiki.parse import Chunk, Outcome, digest, document, parse_chunk, read_bytes
 from ai_memory.wiki.wiki import Wiki
 
-BATCH = 200
+if TYPE_CHECKING:
+    from ai_memory.wiki.parse_pool import ParsePool
+
+CHUNK = 128  # files per chunk a worker parses and the writer indexes in one command
+IN_FLIGHT = 4  # chunks queued at the writer before the reader waits for it
 Progress = Callable[[int, int], None]
 
 
@@ -40,6 +50,14 @@ class ReconcileReport:
     def changed(self) -> int:
         return self.added + self.updated + self.deleted
 
+    def merge(self, other: ReconcileReport) -> None:
+        """Add the counts of one committed chunk (made by the writer thread)."""
+        self.added += other.added
+        self.updated += other.updated
+        self.deleted += other.deleted
+        self.unchanged += other.unchanged
+        self.changed_paths.extend(other.changed_paths)
+
 
 def scan(root: Path, report: ReconcileReport) -> Iterator[tuple[PageRef, Path]]:
     """Every page file under ``root`` laid out as ``<workspace>/<project>/<path>.md``."""
@@ -52,66 +70,73 @@ def scan(root: Path, report: ReconcileReport) -> Iterator[tuple[PageRef, Path]]:
             yield ref, file
 
 
-def read_file(ref: PageRef, file: Path, report: ReconcileReport) -> bytes | None:
-    try:
-        return file.read_bytes()
-    except OSError as exc:
-        report.warnings.append(f"skipped {ref.relpath}: {exc}")
-        return None
-
-
-def document(ref: PageRef, data: bytes, report: ReconcileReport) -> PageDocument | None:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        report.warnings.append(f"skipped {ref.relpath}: not UTF-8 ({exc.reason})")
-        return None
-    try:
-        parsed = parse_file(text)
-        if parsed.error:
-            report.warnings.append(f"{ref.relpath}: {parsed.error}")
-        return build_document(ref, parsed.frontmatter, parsed.body, text=text, error=parsed.error)
-    except Exception as exc:  # one unreadable file must never stop a start or a reindex
-        error = f"frontmatter could not be read ({type(exc).__name__}); indexed as text"
-        report.warnings.append(f"{ref.relpath}: {error}")
-        return build_document(ref, {}, text, text=text, error=error)
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def reconcile(
-    wiki: Wiki, *, full: bool = False, progress: Progress | None = None
+    wiki: Wiki,
+    *,
+    full: bool = False,
+    progress: Progress | None = None,
+    pool: ParsePool | None = None,
 ) -> ReconcileReport:
     report = ReconcileReport()
-    files = list(scan(wiki.root, report))
+    files = [ref for ref, _ in scan(wiki.root, report)]
     report.files = len(files)
     if full:
         wiki.writer.call(pages.clear_derived, timeout=None)
     # A file whose bytes hash to what the index holds is not parsed again, unless the
     # derived rows are being rebuilt: that keeps a start over a large wiki short.
-    known = {} if full else wiki.readers.read(_latest_hashes)
-    seen: set[tuple[str, str, str]] = set()
-    for start in range(0, len(files), BATCH):
-        batch = []
-        for ref, file in files[start : start + BATCH]:
-            key = (ref.workspace, ref.project, ref.path)
-            seen.add(key)
-            data = read_file(ref, file, report)
-            if data is not None and known.get(key) == _digest(data):
-                report.unchanged += 1
-                continue
-            doc = None if data is None else document(ref, data, report)
-            if doc is not None:
-                batch.append((ref, doc))
-        wiki.writer.call(_apply(wiki, batch, full, report), timeout=None)
+    known = wiki.readers.read(_latest_hashes)
+    chunks = _chunks(str(wiki.root), files, known, full)
+    parsed = pool.stream(chunks) if pool is not None else map(parse_chunk, chunks)
+    in_flight: deque[tuple[Future[ReconcileReport], int]] = deque()
+    done = 0
+    for outcomes in parsed:
+        in_flight.append((_submit(wiki, outcomes, full, report), len(outcomes)))
+        while len(in_flight) > IN_FLIGHT or (in_flight and in_flight[0][0].done()):
+            done += _settle(in_flight.popleft(), report)
+            if progress:
+                progress(done, len(files))
+    while in_flight:
+        done += _settle(in_flight.popleft(), report)
         if progress:
-            progress(min(start + BATCH, len(files)), len(files))
-    wiki.writer.call(_delete_missing(wiki, seen, report), timeout=None)
+            progress(done, len(files))
+    seen = {(ref.workspace, ref.project, ref.path) for ref in files}
+    report.merge(wiki.writer.call(_delete_missing(wiki, seen), timeout=None))
     if wiki.checkpointer is not None and report.changed:
         wiki.checkpointer.notify(*report.changed_paths)
     return report
+
+
+def _chunks(
+    root: str, files: list[PageRef], known: dict[tuple[str, str, str], str], full: bool
+) -> Iterator[Chunk]:
+    for start in range(0, len(files), CHUNK):
+        refs = files[start : start + CHUNK]
+        items = [(ref, known.get((ref.workspace, ref.project, ref.path))) for ref in refs]
+        yield Chunk(root, items, full)
+
+
+def _submit(
+    wiki: Wiki, outcomes: Iterable[Outcome], full: bool, report: ReconcileReport
+) -> Future[ReconcileReport]:
+    batch: list[tuple[PageRef, PageDocument]] = []
+    skipped = ReconcileReport()
+    for outcome in outcomes:
+        report.warnings.extend(outcome.warnings)
+        if outcome.doc is not None:
+            batch.append((outcome.ref, outcome.doc))
+        elif outcome.unchanged:
+            skipped.unchanged += 1
+    if not batch:
+        done: Future[ReconcileReport] = Future()
+        done.set_result(skipped)
+        return done
+    return wiki.writer.submit(_apply(wiki, batch, full, skipped), timeout=None)
+
+
+def _settle(entry: tuple[Future[ReconcileReport], int], report: ReconcileReport) -> int:
+    future, files = entry
+    report.merge(future.result())
+    return files
 
 
 def reconcile_paths(wiki: Wiki, relpaths: list[str]) -> ReconcileReport:
@@ -131,16 +156,17 @@ def reconcile_paths(wiki: Wiki, relpaths: list[str]) -> ReconcileReport:
         if not file.is_file():
             missing.append(ref)
             continue
-        data = read_file(ref, file, report)
-        if data is not None and _digest(data) == indexed_hash:
+        data = read_bytes(ref, file, report.warnings)
+        if data is not None and digest(data) == indexed_hash:
             report.unchanged += 1  # the server's own write, or an edit already indexed
             continue
-        doc = None if data is None else document(ref, data, report)
+        doc = None if data is None else document(ref, data, report.warnings)
         if doc is not None:
             present.append((ref, doc))
     report.files = len(present)
     if present:
-        wiki.writer.call(_apply(wiki, present, False, report, read_at), timeout=None)
+        command = _apply(wiki, present, False, ReconcileReport(), read_at)
+        report.merge(wiki.writer.call(command, timeout=None))
     if missing:
         wiki.writer.call(_delete_refs(wiki, missing, report, read_at), timeout=None)
     if wiki.checkpointer is not None and report.changed:
@@ -202,8 +228,11 @@ def _apply(
     full: bool,
     report: ReconcileReport,
     read_at: dict[PageRef, int | None] | None = None,
-) -> Callable[[sqlite3.Connection], None]:
-    def command(conn: sqlite3.Connection) -> None:
+) -> Callable[[sqlite3.Connection], ReconcileReport]:
+    """Index ``batch`` in the writer; the counts come back in ``report``, which the writer
+    thread alone touches until the command has committed."""
+
+    def command(conn: sqlite3.Connection) -> ReconcileReport:
         now = wiki.clock()
         for ref, doc in batch:
             current = pages.latest(conn, ref)
@@ -223,19 +252,22 @@ def _apply(
             else:
                 report.updated += 1
             report.changed_paths.append(ref.relpath)
+        return report
 
     return command
 
 
 def _delete_missing(
-    wiki: Wiki, seen: set[tuple[str, str, str]], report: ReconcileReport
-) -> Callable[[sqlite3.Connection], None]:
-    def command(conn: sqlite3.Connection) -> None:
+    wiki: Wiki, seen: set[tuple[str, str, str]]
+) -> Callable[[sqlite3.Connection], ReconcileReport]:
+    def command(conn: sqlite3.Connection) -> ReconcileReport:
+        report = ReconcileReport()
         now = wiki.clock()
         for row in conn.execute(pages.ALL_LATEST).fetchall():
             if (row["workspace"], row["project"], row["path"]) not in seen:
                 pages.mark_deleted(conn, row["id"], now)
                 report.deleted += 1
                 report.changed_paths.append(f"{row['workspace']}/{row['project']}/{row['path']}")
+        return report
 
     return command

@@ -1,0 +1,58 @@
+"""Parsing page files in worker processes while the index writer commits.
+
+Parsing a page is Python work; indexing it is mostly SQLite's (which runs without
+the interpreter lock), so a reindex splits the two: workers read and parse files
+chunk by chunk, and the indexing process only hands their documents to the
+writer. (Storing git blobs in the workers was tried: loose objects cost more to
+write there than the checkpoint saves.)
+
+A pool is made before the caller starts any thread: its workers are forked then
+(cheap, and they inherit the modules already loaded); a pool made later starts
+fresh interpreters instead, since forking a process that runs threads is unsafe.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from types import TracebackType
+
+from ai_memory.wiki.parse import Chunk, Outcome, parse_chunk
+
+MAX_WORKERS = 4
+
+
+class ParsePool:
+    """``workers`` processes (default: one per core, at most 4) parsing chunks in order."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        count = workers or min(MAX_WORKERS, os.cpu_count() or 1)
+        method = "fork" if threading.active_count() == 1 and os.name == "posix" else "spawn"
+        self.workers = count
+        self._executor = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method))
+        self._executor.submit(os.getpid).result()  # every worker is started now
+
+    def stream(self, chunks: Iterable[Chunk]) -> Iterator[list[Outcome]]:
+        """Each chunk's outcomes, in the order the chunks came; a few chunks ahead at most."""
+        window: deque[Future[list[Outcome]]] = deque()
+        for chunk in chunks:
+            window.append(self._executor.submit(parse_chunk, chunk))
+            if len(window) > 2 * self.workers:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> ParsePool:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
