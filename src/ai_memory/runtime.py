@@ -12,8 +12,10 @@ from pathlib import Path
 
 from ai_memory.config import Config
 from ai_memory.core.errors import NotInitialised
+from ai_memory.maintenance.merging import reclaim_space
 from ai_memory.retrieval.search import Retriever
 from ai_memory.retrieval.setup import build_retriever
+from ai_memory.store.db import release_wal
 from ai_memory.store.files import remove_temp_files
 from ai_memory.store.readers import ReaderPool
 from ai_memory.store.upgrade import prepare_upgrade
@@ -97,6 +99,7 @@ class Runtime:
         so the next start finishes it instead of serving a half-built index."""
         self.reindex_marker.touch()
         report = reconcile(self.wiki, full=True, progress=progress)
+        reclaim_space(self.writer, None)  # the old index's pages the new one did not reuse
         self.reindex_marker.unlink()
         return report
 
@@ -106,6 +109,8 @@ class Runtime:
             self.startup_report = self.reindex()
         elif reconcile_wiki:
             self.startup_report = reconcile(self.wiki)
+        if self.startup_report is not None and self.startup_report.changed:
+            reclaim_space(self.writer, None)  # what indexing freed goes back to the filesystem
         for warning in self.startup_report.warnings if self.startup_report else []:
             log.warning("wiki: %s", warning)
 
@@ -118,3 +123,4 @@ class Runtime:
         self.writer.stop()
         self.checkpointer.stop()
         self.readers.close()
+        release_wal(self.config.db_path)  # every connection is closed: the WAL can go

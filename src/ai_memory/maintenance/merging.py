@@ -1,11 +1,14 @@
-"""Merging the page index in small steps while maintenance removes or writes in bulk.
+"""Merging the page index in small steps while maintenance removes or writes in bulk,
+and giving the pages that frees back to the filesystem.
 
 FTS5 keeps its index as segments and merges them inside whichever write crosses
 its work counter; on a large wiki one such merge rewrites megabytes and holds the
 write lock for it (the sweep's longest holds at 100,000 pages were these). For the
 length of a maintenance run, automatic merging is off and the same merges happen
 here, each in a transaction of its own sized to a time budget, so every other
-write keeps getting the lock within a bounded wait.
+write keeps getting the lock within a bounded wait. Merges and removals leave
+free pages inside the database file; afterwards they are returned in bounded
+steps too (databases created with incremental auto-vacuum; older ones reuse them).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import time
 from collections.abc import Iterator
 
 from ai_memory.store import sweep as sql
+from ai_memory.store.db import reclaim_step
 from ai_memory.store.writer import Writer
 
 # The work one merge step may do, in CPU seconds of the writer thread (measured, not
@@ -24,6 +28,9 @@ STEP_BUDGET_S = 0.015
 MIN_LEAVES, MAX_LEAVES = 16, 256
 # Merging what a whole run left behind is bounded too (a step is at least MIN_LEAVES).
 MAX_FINISH_STEPS = 5000
+# Free pages a database keeps after maintenance (0: every one goes back; writes grow it again).
+KEEP_FREE_PAGES = 0
+MAX_RECLAIM_STEPS = 10_000
 
 
 class IndexMerger:
@@ -75,3 +82,14 @@ def merging_in_steps(writer: Writer, timeout: float) -> Iterator[IndexMerger]:
         merger.finish()
     finally:
         writer.call(lambda conn: sql.resume_automerge(conn, setting), timeout=timeout)
+    reclaim_space(writer, timeout)
+
+
+def reclaim_space(writer: Writer, timeout: float | None) -> None:
+    """Give free pages back to the filesystem, a bounded step per transaction."""
+    last = None
+    for _ in range(MAX_RECLAIM_STEPS):
+        free = writer.call(reclaim_step, timeout=timeout)
+        if free <= KEEP_FREE_PAGES or free == last:
+            return  # little left, or nothing more can go (not an auto-vacuum database)
+        last = free

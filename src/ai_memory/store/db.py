@@ -10,6 +10,9 @@ from pathlib import Path
 from ai_memory.core.text import fts_text
 
 PRIVATE = 0o600
+AUTO_VACUUM_INCREMENTAL = 2
+# Pages one reclaim step frees at most (4 MB of 4 KB pages): a few milliseconds of work.
+RECLAIM_STEP_PAGES = 1024
 
 
 def connect_writer(path: Path, synchronous: str = "normal") -> sqlite3.Connection:
@@ -18,6 +21,10 @@ def connect_writer(path: Path, synchronous: str = "normal") -> sqlite3.Connectio
     _make_private(path)
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
+    if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+        # Only a new database can take this mode (an existing one needs a VACUUM): pages
+        # that index merges and removals free can then be given back to the filesystem.
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
     conn.execute("PRAGMA journal_mode=WAL")
     for suffix in ("-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError, PermissionError):
@@ -28,6 +35,31 @@ def connect_writer(path: Path, synchronous: str = "normal") -> sqlite3.Connectio
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.create_function("fts_text", 1, fts_text, deterministic=True)
     return conn
+
+
+def reclaim_step(conn: sqlite3.Connection, pages: int = RECLAIM_STEP_PAGES) -> int:
+    """Give up to ``pages`` free pages back to the filesystem; return how many stay free
+    (0 for a database created without incremental auto-vacuum, which cannot give any).
+
+    Each row the pragma returns is one page freed, so it is read to the end."""
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != AUTO_VACUUM_INCREMENTAL:
+        return 0
+    conn.execute(f"PRAGMA incremental_vacuum({int(pages)})").fetchall()
+    return int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+
+
+def release_wal(path: Path) -> None:
+    """Copy the WAL back and remove it, once every other connection has closed.
+
+    The writer's own close does it only if it is the last connection; at shutdown the
+    readers close after it, so the WAL (up to its size limit) would stay on disk."""
+    if not path.with_name(path.name + "-wal").exists():
+        return
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    finally:
+        conn.close()  # the last connection to close removes the WAL
 
 
 def _make_private(path: Path) -> None:

@@ -1,0 +1,179 @@
+"""Footprint of a running server: database size against the corpus, start-up time, RSS.
+
+    python benchmarks/bench_footprint.py [--notes 1000] [--sizes 10000 100000]
+
+Database size: N markdown notes of ~320 words (the synthetic corpus of
+bench_query.py, frontmatter with a title and entities) are put in a fresh wiki
+and indexed by a real ``ai-memory serve`` at its start; the database files
+(``memory.sqlite`` with its ``-wal`` and ``-shm``) are measured while it serves
+and after it stops, against the bytes of the markdown files.
+
+Start-up and RSS: for each size, the notes are indexed once (``ai-memory
+reindex``, whole process), then ``ai-memory serve`` is started on the indexed
+wiki (no vectors configured) and timed from spawn until ``/healthz`` answers
+and until ``/api/v1/status`` does (the runtime is up: wiki reconciled); its
+resident set (VmRSS, and the peak VmHWM) is read from /proc after start and
+after 50 searches.
+
+Targets (issue 15): database <= 2.5x the corpus at 1,000 notes; start-up <= 1 s
+at 10,000 pages; RSS <= 150 MB at 100,000 pages without vectors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks.bench_query import page_texts, vocabulary
+from benchmarks.common import fresh_data_dir, free_port
+from benchmarks.side_by_side import write_notes
+
+PROJECT = "bench"
+
+
+def corpus(n: int) -> list[tuple[str, str, dict[str, Any]]]:
+    rng = random.Random(n)
+    words, weights = vocabulary(rng)
+    return page_texts(n, words, weights, rng)
+
+
+def wiki_folder(data_dir: Path) -> Path:
+    return data_dir / "wiki" / "default" / PROJECT
+
+
+def db_bytes(data_dir: Path) -> int:
+    db = data_dir / "db" / "memory.sqlite"
+    return sum(
+        p.stat().st_size
+        for p in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"))
+        if p.exists()
+    )
+
+
+def env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_")}
+
+
+def memory_kb(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) of a process, in kB."""
+    fields = dict(
+        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+    )
+    return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+
+
+class Serving:
+    """``ai-memory serve`` as a subprocess, timed from spawn to its first answers."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.url = f"http://127.0.0.1:{free_port()}"
+        token = (data_dir / "auth-tokens" / "default").read_text().strip()
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.healthy_s = self.ready_s = 0.0
+
+    def __enter__(self) -> Serving:
+        began = time.perf_counter()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ai_memory", "serve", "--data-dir", str(self.data_dir)]
+            + ["--bind", self.url.removeprefix("http://")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env(),
+        )
+        self.healthy_s = self._wait("/healthz") - began
+        self.ready_s = self._wait("/api/v1/status") - began
+        return self
+
+    def _wait(self, route: str) -> float:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            try:
+                answer = httpx.get(self.url + route, headers=self.headers, timeout=5)
+                if answer.status_code == 200:
+                    return time.perf_counter()
+            except httpx.TransportError:
+                pass
+            time.sleep(0.01)
+        raise RuntimeError(f"{route} never answered")
+
+    def search(self, texts: list[str]) -> None:
+        with httpx.Client(base_url=self.url, headers=self.headers, timeout=60) as client:
+            for text in texts:
+                params = {"q": text, "project": PROJECT, "limit": 10}
+                client.get("/api/v1/search", params=params).raise_for_status()
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=300)
+
+
+def database_ratio(root: Path, n: int) -> None:
+    notes = corpus(n)
+    data_dir = fresh_data_dir(root, f"size-{n}")
+    write_notes(wiki_folder(data_dir), notes)
+    corpus_bytes = sum(f.stat().st_size for f in wiki_folder(data_dir).rglob("*.md"))
+    with Serving(data_dir) as server:
+        server.search([body.split()[5] for _, body, _ in notes[:20]])
+        serving = db_bytes(data_dir)
+    stopped = db_bytes(data_dir)
+    print(
+        f"database at {n:,} notes ({corpus_bytes / 1e6:.2f} MB of markdown): "
+        f"{serving / 1e6:.2f} MB serving ({serving / corpus_bytes:.2f}x), "
+        f"{stopped / 1e6:.2f} MB stopped ({stopped / corpus_bytes:.2f}x)",
+        flush=True,
+    )
+
+
+def start_and_rss(root: Path, n: int) -> None:
+    notes = corpus(n)
+    data_dir = fresh_data_dir(root, f"serve-{n}")
+    write_notes(wiki_folder(data_dir), notes)
+    began = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "ai_memory", "reindex", "--data-dir", str(data_dir)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env=env(),
+    )
+    indexed = time.perf_counter() - began
+    texts = [" ".join(body.split()[5:8]) for _, body, _ in notes[:50]]
+    with Serving(data_dir) as server:
+        started_rss, started_peak = memory_kb(server.process.pid)
+        server.search(texts)
+        rss, peak = memory_kb(server.process.pid)
+        healthy, ready = server.healthy_s, server.ready_s
+    print(
+        f"{n:,} pages (indexed in {indexed:.1f} s): start-up {healthy:.2f} s to /healthz, "
+        f"{ready:.2f} s to /api/v1/status; RSS {started_rss / 1024:.0f} MB after start "
+        f"(peak {started_peak / 1024:.0f} MB), {rss / 1024:.0f} MB after 50 searches "
+        f"(peak {peak / 1024:.0f} MB); database {db_bytes(data_dir) / 1e6:.1f} MB",
+        flush=True,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--notes", type=int, default=1000)
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
+        if args.notes:
+            database_ratio(Path(tmp), args.notes)
+        for n in args.sizes:
+            start_and_rss(Path(tmp), n)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
