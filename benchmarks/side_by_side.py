@@ -61,6 +61,18 @@ def ours(root: Path, corpus: list[tuple[str, str, dict[str, Any]]], texts: list[
 def theirs(
     python: str, root: Path, corpus: list[tuple[str, str, dict[str, Any]]], texts: list[str]
 ) -> float:
+    figures = basic_memory_figures(python, root, corpus, texts)
+    print(
+        f"basic-memory MCP search_notes (text): p50 {figures['p50_ms']:.1f} ms, "
+        f"p95 {figures['p95_ms']:.1f} ms"
+    )
+    return float(figures["p50_ms"])
+
+
+def basic_memory_figures(
+    python: str, root: Path, corpus: list[tuple[str, str, dict[str, Any]]], texts: list[str]
+) -> dict[str, Any]:
+    """basic-memory indexes the notes, then answers every query: its figures (JSON line)."""
     notes = root / "bm-notes"
     write_notes(notes, corpus)
     queries = root / "queries.json"
@@ -72,12 +84,8 @@ def theirs(
         stderr=subprocess.DEVNULL,
         text=True,
     ).stdout
-    figures = json.loads(out.strip().splitlines()[-1])
-    print(
-        f"basic-memory MCP search_notes (text): p50 {figures['p50_ms']:.1f} ms, "
-        f"p95 {figures['p95_ms']:.1f} ms"
-    )
-    return float(figures["p50_ms"])
+    figures: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return figures
 
 
 def run(python: str, corpus: list[tuple[str, str, dict[str, Any]]], texts: list[str]) -> None:
