@@ -23,17 +23,18 @@ WHERE observations_fts MATCH ? AND {where}
 ORDER BY score, o.id LIMIT ?
 """
 
-# Fast path, as for pages: rank inside the index alone, then scope the best few.
+# Fast path, as for pages: rank inside the index alone, then scope the best few
+# (read by id in a second statement: as a join, reading them cost more than ranking).
 # Only the newest WINDOW matches are ranked: BM25 costs a lookup per matching
 # row, and old sessions are represented by their pages anyway.
-OBSERVATIONS_TOP = """
-SELECT o.id, o.workspace, o.project, o.session_id, o.kind, o.created_at, m.score
-FROM (
-    SELECT rowid, bm25(observations_fts) AS score FROM observations_fts
-    WHERE observations_fts MATCH ? AND rowid >= ? ORDER BY score, rowid LIMIT ?
-) m JOIN observations o ON o.id = m.rowid
-WHERE {where}
-ORDER BY m.score, o.id LIMIT ?
+TOP_MATCHES = """
+SELECT rowid, bm25(observations_fts) AS score FROM observations_fts
+WHERE observations_fts MATCH ? AND rowid >= ? ORDER BY score, rowid LIMIT ?
+"""
+# NOT INDEXED: by rowid, never by walking an index of the project's observations.
+TOP_ROWS = """
+SELECT o.id, o.workspace, o.project, o.session_id, o.kind, o.created_at
+FROM observations o NOT INDEXED WHERE o.id IN ({marks}) AND {where}
 """
 WINDOW_START = """
 SELECT rowid FROM observations_fts WHERE observations_fts MATCH ?
@@ -45,9 +46,12 @@ TURNS = 2  # the best matching turns a session hit carries (each with its reply)
 
 BODIES = "SELECT id, body FROM observations WHERE id IN ({marks})"
 
+# Each session page by its whole identity (the unique latest-page index); CROSS JOIN
+# keeps the identities as the outer loop, so no index over a project's pages is walked.
 SESSION_PAGES = """
-SELECT p.id, p.workspace, p.project, p.path FROM pages p
-WHERE p.path IN ({marks}) AND {where}
+SELECT p.id, p.workspace, p.project, p.path FROM (VALUES {rows}) v
+CROSS JOIN pages p ON p.workspace = v.column1 AND p.project = v.column2 AND p.path = v.column3
+WHERE {where}
 """
 
 
@@ -74,38 +78,46 @@ def match_observations(
         params.append(page_filter.as_of)
     where = " AND ".join(clauses) or "1"
     try:
-        rows = _ranked(conn, query.fts, where, params, limit)
+        return _ranked(conn, query.fts, where, params, limit)
     except sqlite3.OperationalError:
         if not query.fallback or query.fallback == query.fts:
             raise
-        rows = _ranked(conn, query.fallback, where, params, limit)
-    return [
-        Observation(
-            int(r["id"]),
-            r["workspace"],
-            r["project"],
-            r["session_id"],
-            r["kind"],
-            r["created_at"],
-            float(r["score"]),
-        )
-        for r in rows
-    ]
+        return _ranked(conn, query.fallback, where, params, limit)
 
 
 def _ranked(
     conn: sqlite3.Connection, expression: str, where: str, params: list[Any], limit: int
-) -> list[sqlite3.Row]:
+) -> list[Observation]:
     start = conn.execute(WINDOW_START, (expression, WINDOW - 1)).fetchone()
     first = int(start[0]) if start else 0
-    top = conn.execute(
-        OBSERVATIONS_TOP.format(where=where),
-        (expression, first, limit * PREFILTER, *params, limit),
-    ).fetchall()
-    if len(top) >= limit or first == 0:
-        return top
+    # The best ``limit`` matches are the answer when all of them pass the filter;
+    # else the best of a wider prefilter that do.
+    for size in (limit, limit * PREFILTER):
+        top = conn.execute(TOP_MATCHES, (expression, first, size)).fetchall()
+        if not top:
+            return []
+        sql = TOP_ROWS.format(marks=",".join("?" * len(top)), where=where)
+        rows = {int(r["id"]): r for r in conn.execute(sql, (*(r[0] for r in top), *params))}
+        found = [_observation(rows[r[0]], r[1]) for r in top if r[0] in rows][:limit]
+        if len(found) >= limit or len(top) < size:
+            break
+    if len(found) >= limit or first == 0:
+        return found
     # A busy index and a quiet project: rank every match of the project instead.
-    return conn.execute(OBSERVATIONS.format(where=where), (expression, *params, limit)).fetchall()
+    sql = OBSERVATIONS.format(where=where)
+    return [_observation(r, r["score"]) for r in conn.execute(sql, (expression, *params, limit))]
+
+
+def _observation(row: sqlite3.Row, score: float) -> Observation:
+    return Observation(
+        int(row["id"]),
+        row["workspace"],
+        row["project"],
+        row["session_id"],
+        row["kind"],
+        row["created_at"],
+        float(score),
+    )
 
 
 def observation_bodies(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
@@ -132,12 +144,12 @@ def evidence_stream(
             found.append(obs)
     if not turns:
         return StreamResult("evidence", [])
-    paths = sorted({path for _, _, path in turns})
     where, params = page_filter.where()
-    sql = SESSION_PAGES.format(marks=",".join("?" * len(paths)), where=where)
+    sql = SESSION_PAGES.format(rows=",".join(["(?,?,?)"] * len(turns)), where=where)
+    keys = [part for key in turns for part in key]
     page_of: dict[tuple[str, str, str], int] = {
         (r["workspace"], r["project"], r["path"]): int(r["id"])
-        for r in conn.execute(sql, (*paths, *params))
+        for r in conn.execute(sql, (*keys, *params))
     }
     hits: list[StreamHit] = []
     for key, found in turns.items():
