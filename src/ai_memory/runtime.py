@@ -9,12 +9,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ai_memory.config import Config
 from ai_memory.core.errors import NotInitialised
 from ai_memory.maintenance.merging import reclaim_space
-from ai_memory.retrieval.search import Retriever
-from ai_memory.retrieval.setup import build_retriever
 from ai_memory.store.db import release_wal
 from ai_memory.store.files import remove_temp_files
 from ai_memory.store.readers import ReaderPool
@@ -24,6 +23,10 @@ from ai_memory.wiki.git import GitCheckpointer
 from ai_memory.wiki.reindex import Progress, ReconcileReport, reconcile
 from ai_memory.wiki.watcher import WikiWatcher
 from ai_memory.wiki.wiki import Wiki
+
+if TYPE_CHECKING:
+    from ai_memory.retrieval.search import Retriever
+    from ai_memory.wiki.parse_pool import ParsePool
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +50,14 @@ class Runtime:
         reconcile_wiki: bool = True,
         watch: bool = False,
         embed: bool = True,
+        search: bool = True,
+        recover_git: bool = True,
     ) -> Runtime:
         """``watch`` follows hand edits of the wiki while running (the server sets it);
         ``embed`` runs the background embedder when vectors are configured (a lifecycle
-        command that never searches turns it off)."""
+        command that never searches turns it off, and ``search=False`` builds no retriever
+        at all); ``recover_git=False`` leaves the commit of uncommitted files to the caller
+        (``checkpointer.recover()``), which a reindex makes once it has read every file."""
         if not (config.wiki_dir / ".git").exists() or not config.db_path.exists():
             raise NotInitialised(f"{config.data_dir} is not initialised; run `ai-memory init`")
         remove_temp_files(config.wiki_dir)  # left by a crash mid-write; never published
@@ -69,7 +76,7 @@ class Runtime:
             author=config.wiki.git_author,
             email=config.wiki.git_email,
         )
-        checkpointer.start()
+        checkpointer.start(recover=recover_git)
         wiki = Wiki(
             config.wiki_dir,
             writer,
@@ -80,7 +87,10 @@ class Runtime:
         )
         runtime = cls(config, writer, readers, checkpointer, wiki)
         try:
-            runtime.retrieval = build_retriever(config, readers, writer, background=embed)
+            if search:
+                from ai_memory.retrieval.setup import build_retriever
+
+                runtime.retrieval = build_retriever(config, readers, writer, background=embed)
             runtime._catch_up(reconcile_wiki)
         except BaseException:
             runtime.stop()
@@ -94,11 +104,13 @@ class Runtime:
     def reindex_marker(self) -> Path:
         return self.config.db_path.parent / "reindex-incomplete"
 
-    def reindex(self, progress: Progress | None = None) -> ReconcileReport:
+    def reindex(
+        self, progress: Progress | None = None, pool: ParsePool | None = None
+    ) -> ReconcileReport:
         """Rebuild everything derived from the wiki. An interrupted rebuild leaves a marker
         so the next start finishes it instead of serving a half-built index."""
         self.reindex_marker.touch()
-        report = reconcile(self.wiki, full=True, progress=progress)
+        report = reconcile(self.wiki, full=True, progress=progress, pool=pool)
         reclaim_space(self.writer, None)  # the old index's pages the new one did not reuse
         self.reindex_marker.unlink()
         return report

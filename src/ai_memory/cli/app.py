@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import Progress
-from rich.table import Table
 
 from ai_memory.cli import completion as completion_commands
 from ai_memory.cli import doctor as doctor_commands
@@ -85,27 +83,23 @@ app.command("serve")(serve_commands.serve)  # listed after init, as it runs afte
 @app.command()
 def reindex(data_dir: DataDir = None) -> None:
     """Rebuild the index from the markdown files (refused while a server runs)."""
-    from ai_memory.maintenance.lock import ServerLock
-    from ai_memory.runtime import Runtime
+    import time
+
+    from ai_memory.cli.progress import progress_bar
+    from ai_memory.maintenance.reindex import reindex as rebuild
 
     config = load_config_owning(data_dir)
-    with ServerLock(config.data_dir, operation="reindex"):
-        runtime = Runtime.start(config, reconcile_wiki=False, embed=False)
-        try:
-            with Progress(console=err, transient=True) as progress:
-                task = progress.add_task("reindexing", total=None)
-
-                def advance(done: int, total: int) -> None:
-                    progress.update(task, completed=done, total=total)
-
-                report = runtime.reindex(advance)
-        finally:
-            runtime.stop()
+    started = time.perf_counter()
+    with progress_bar(err, "reindexing") as advance:
+        report = rebuild(config, advance)
+    elapsed = time.perf_counter() - started
     for warning in report.warnings:
         err.print(styled("warning:", "yellow"), warning)
     out.print(
         f"reindexed {report.files} files: {report.added} added, {report.updated} updated, "
-        f"{report.deleted} removed, {report.unchanged} unchanged"
+        f"{report.deleted} removed, {report.unchanged} unchanged "
+        f"in {elapsed:.2f} s ({report.files / max(elapsed, 1e-9):,.0f} files/s)",
+        soft_wrap=True,
     )
 
 
@@ -165,6 +159,8 @@ def status(
     if as_json:
         emit_json({**data, "health": health, "install": installed.to_dict()})
         return
+    from rich.table import Table
+
     table = Table(title=f"ai-memory {data['version']} — {data['data_dir']}")
     table.add_column("what")
     table.add_column("all", justify="right")
@@ -194,6 +190,8 @@ def list_projects(
     if as_json:
         emit_json(data)
         return
+    from rich.table import Table
+
     table = Table("workspace", "project", "pages", "remote")
     for row in data["projects"]:
         table.add_row(row["workspace"], row["name"], str(row["pages"]), row["remote"] or "")
@@ -215,6 +213,8 @@ def list_pages(
     if as_json:
         emit_json({"workspace": scope.workspace, "project": scope.project, **data})
         return
+    from rich.table import Table
+
     table = Table("page_id", "path", "title", "kind", "updated", title=f"{scope}: newest pages")
     for page in data["pages"]:
         table.add_row(
@@ -351,6 +351,8 @@ def history(
     if as_json:
         emit_json(data)
         return
+    from rich.table import Table
+
     table = Table("version", "page_id", "title", "written", "by", "state")
     for v in data["versions"]:
         state = "deleted" if v["deleted_at"] else "latest" if v["is_latest"] else ""

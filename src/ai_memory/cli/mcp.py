@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
 from ai_memory.cli.options import DataDir, ServerUrl, load_config
 from ai_memory.cli.output import err, out, styled
-from ai_memory.config import Config
 from ai_memory.core.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from ai_memory.config import Config
 
 ClientName = Annotated[
     str,
