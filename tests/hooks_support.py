@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
+from ai_memory.cli import hook_install
 from ai_memory.config import Config
 from ai_memory.maintenance.init import read_token
 from ai_memory.server import create_app
@@ -39,9 +39,9 @@ def hook_env(data_dir: Path, url: str, **extra: str) -> dict[str, str]:
 def run_hook(
     agent: str, event: str, payload: dict[str, Any], env: dict[str, str], cwd: Path
 ) -> tuple[int, dict[str, Any]]:
-    """Run the real ``ai-memory hook`` command as an agent would; return (exit code, stdout)."""
+    """Run the real hook command as installed for agents; return (exit code, stdout)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "ai_memory", "hook", "--agent", agent, "--event", event],
+        [*hook_install.hook_argv(), "--agent", agent, "--event", event],
         input=json.dumps(payload).encode(),
         capture_output=True,
         env=env,

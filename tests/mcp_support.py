@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,6 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
+from ai_memory.cli.mcp import bridge_command
 from ai_memory.config import Config
 from ai_memory.maintenance.init import initialise
 from tests.conftest import ServerProcess, clean_env
@@ -67,17 +67,10 @@ def db_path(server: ServerProcess) -> Path:
 @asynccontextmanager
 async def bridge(server: ServerProcess, cwd: Path, **env: str) -> AsyncIterator[Client]:
     """The stdio bridge as an agent launches it: a subprocess in the agent's directory."""
+    launch = bridge_command(server.data_dir, server.url)
     params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "ai_memory",
-            "mcp-bridge",
-            "--data-dir",
-            str(server.data_dir),
-            "--server",
-            server.url,
-        ],
+        command=launch[0],
+        args=launch[1:],
         env=clean_env(**env),
         cwd=cwd,
     )

@@ -129,4 +129,4 @@ def test_the_spool_is_private_whatever_the_agents_umask(tmp_path: Path) -> None:
     from ai_memory.hookclient import spool
 
     written = spool.write(tmp_path / "spool", spool.new_ingest_key(), {"body": {"prompt": "x"}})
-    assert mode(written) == 0o600 and mode(written.parent) == 0o700
+    assert mode(Path(written)) == 0o600 and mode(Path(written).parent) == 0o700

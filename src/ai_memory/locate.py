@@ -1,51 +1,79 @@
 """Where a data dir, its server and its token are, for every command that needs them.
 
-Standard library only: the hook client and the MCP bridge import this on every run.
+Standard library only: the hook client and the MCP bridge import this on every run,
+so it works on plain string paths (``pathlib`` and ``tomllib`` are slow to import);
+:func:`data_dir` gives the CLI and server a ``Path``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
 
 DEFAULT_URL = "http://127.0.0.1:49374"
 
 
-def data_dir(explicit: str | Path | None, env: Mapping[str, str]) -> Path:
+def data_dir(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path:
     """``--data-dir``, else ``AI_MEMORY_DATA_DIR``, else the XDG default; absolute, canonical."""
-    chosen: Path
+    from pathlib import Path
+
+    return Path(data_folder(explicit, env))
+
+
+def data_folder(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> str:
+    """:func:`data_dir` as a string."""
+    chosen: str
     if explicit:
-        chosen = Path(explicit)
+        chosen = os.fspath(explicit)
     elif env.get("AI_MEMORY_DATA_DIR"):
-        chosen = Path(env["AI_MEMORY_DATA_DIR"])
+        chosen = env["AI_MEMORY_DATA_DIR"]
     elif env.get("XDG_DATA_HOME"):
-        chosen = Path(env["XDG_DATA_HOME"]) / "ai-memory"
+        chosen = os.path.join(env["XDG_DATA_HOME"], "ai-memory")
     else:
-        chosen = Path(env.get("HOME") or str(Path.home())) / ".local" / "share" / "ai-memory"
-    return chosen.expanduser().resolve()
+        home = env.get("HOME") or os.path.expanduser("~")
+        chosen = os.path.join(home, ".local", "share", "ai-memory")
+    return os.path.realpath(os.path.expanduser(chosen))
 
 
-def server_url(explicit: str | None, root: Path, env: Mapping[str, str]) -> str:
+def server_url(explicit: str | None, root: str | os.PathLike[str], env: Mapping[str, str]) -> str:
     """``--server``, else ``AI_MEMORY_SERVER_URL``, else ``server.url`` in config.toml."""
     if explicit:
         return explicit
     if env.get("AI_MEMORY_SERVER_URL"):
         return env["AI_MEMORY_SERVER_URL"]
-    import tomllib  # only when no variable names the server: it is slow to import
-
     try:
-        config = tomllib.loads((root / "config.toml").read_text(encoding="utf-8"))
-        url = config.get("server", {}).get("url")
-    except (OSError, ValueError, AttributeError):
+        with open(os.path.join(root, "config.toml"), encoding="utf-8") as handle:
+            url = configured_url(handle.read())
+    except (OSError, ValueError):
         url = None
     return url if isinstance(url, str) and url else DEFAULT_URL
 
 
-def token(root: Path, env: Mapping[str, str]) -> str | None:
+def configured_url(text: str) -> object:
+    """``server.url`` of a config.toml's text; ``tomllib`` only for a file that is not plain."""
+    from ai_memory.hookclient.plain_toml import strings
+
+    plain = strings(text, "server")
+    if plain is not None:
+        return plain.get("url")
+    import tomllib
+
+    try:
+        return tomllib.loads(text).get("server", {}).get("url")
+    except (ValueError, AttributeError):
+        return None
+
+
+def token(root: str | os.PathLike[str], env: Mapping[str, str]) -> str | None:
     """``AI_MEMORY_AUTH_TOKEN``, else the data dir's root token."""
     if env.get("AI_MEMORY_AUTH_TOKEN"):
         return env["AI_MEMORY_AUTH_TOKEN"]
     try:
-        return (root / "auth-tokens" / "default").read_text(encoding="utf-8").strip() or None
-    except OSError:
+        with open(os.path.join(root, "auth-tokens", "default"), encoding="utf-8") as handle:
+            return handle.read().strip() or None
+    except (OSError, ValueError):
         return None

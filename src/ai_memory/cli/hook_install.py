@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ai_memory import agent_entry
 from ai_memory.cli.hook_plugins import OPENCODE_PLUGIN
 from ai_memory.core.errors import InvalidInput
 from ai_memory.dotfiles import write_config
 
-# Our program name, possibly closed by the quote around its path, then ``hook --agent``.
-_OWN = re.compile(r"(?:ai-memory|ai_memory)['\"]?\s+hook\s+--agent\s")
+# Our program name (or entry file), possibly closed by the quote around its path, then
+# ``hook --agent``.
+_OWN = re.compile(r"(?:ai-memory|ai_memory|agent_entry\.py)['\"]?\s+hook\s+--agent\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +117,19 @@ def default_program() -> str:
     return str(program) if program.exists() else shutil.which("ai-memory") or "ai-memory"
 
 
+def hook_argv(program: str | None = None) -> list[str]:
+    """What runs ``hook``: ``program hook`` when given, else this Python on the entry file.
+
+    ``python -I -S …/agent_entry.py hook`` skips site processing, ``.pth`` imports, the
+    console-script shim and the CLI: a run starts almost as fast as a bare interpreter.
+    """
+    if program:
+        return [program, "hook"]
+    if sys.executable:
+        return agent_entry.command("hook")
+    return [default_program(), "hook"]
+
+
 def hook_command(
     agent: str,
     event: str,
@@ -127,8 +142,8 @@ def hook_command(
     ``--data-dir`` and ``--server`` are written into it, so a server on another port or
     data dir gets every event (the hook never guesses them from the agent's environment).
     """
-    base = program or default_program()
-    command = f"{shlex.quote(base)} hook --agent {shlex.quote(agent)} --event {event}"
+    base = shlex.join(hook_argv(program))
+    command = f"{base} --agent {shlex.quote(agent)} --event {event}"
     if data_dir is not None:
         command += f" --data-dir {shlex.quote(str(data_dir))}"
     if server:
@@ -142,7 +157,7 @@ def plugin_source(
     """The whole plugin file for an agent whose hooks are code (OpenCode)."""
     if agent not in PLUGIN_AGENTS:
         raise InvalidInput(f"agent {agent!r} takes no plugin")
-    argv = [program or default_program(), "hook", "--agent", agent]
+    argv = [*hook_argv(program), "--agent", agent]
     if data_dir is not None:
         argv += ["--data-dir", str(data_dir)]
     if server:

@@ -40,10 +40,14 @@ def register(app: typer.Typer) -> None:
 
 
 def bridge_command(data_dir: Path | None, server: str | None) -> list[str]:
-    """How an agent starts the bridge: the installed script, else this Python."""
-    script = Path(sys.executable).parent / "ai-memory"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "ai_memory"]
-    command.append("mcp-bridge")
+    """How an agent starts the bridge: this Python, isolated (``-I -S``), on the entry file.
+
+    It skips site processing, the console-script shim and the CLI, so the bridge
+    answers ``initialize`` soon after it is spawned.
+    """
+    from ai_memory import agent_entry
+
+    command = agent_entry.command("mcp-bridge")
     if data_dir is not None:
         command += ["--data-dir", str(data_dir.expanduser().resolve())]
     if server:

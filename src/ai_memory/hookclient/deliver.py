@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
-from typing import Any
 
 from ai_memory.hookclient import spool
 from ai_memory.hookclient.shrink import SMALL_FIELD_CAP, shrink
 from ai_memory.hookclient.transport import Transport, Unreachable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ai_memory.hookclient.spool import Folder
 
 # Well under the server's default 4 MiB request limit.
 BATCH_BYTES = 1024 * 1024
@@ -49,9 +53,9 @@ class Tally:
 
 def retry_spooled(
     transport: Transport,
-    folder: Path,
+    folder: Folder,
     limit: int,
-    data_dir: Path,
+    data_dir: Folder,
     skip: set[str] | None = None,
     max_bytes: int = BATCH_BYTES,
 ) -> Tally:
@@ -68,7 +72,7 @@ def retry_spooled(
     return tally
 
 
-def load(folder: Path, keys: list[str]) -> list[Item]:
+def load(folder: Folder, keys: list[str]) -> list[Item]:
     items = []
     for key in keys:
         entry, size = spool.read_sized(folder, key)
@@ -92,7 +96,7 @@ def batches(items: list[Item], max_bytes: int) -> list[list[Item]]:
 
 
 def post_batch(
-    transport: Transport, folder: Path, batch: list[Item], data_dir: Path, tally: Tally
+    transport: Transport, folder: Folder, batch: list[Item], data_dir: Folder, tally: Tally
 ) -> None:
     """Post ``batch``; on 413 split it, down to single events, which are shrunk and kept."""
     status, answer = transport.request("POST", "/hook/batch", {}, [i.item for i in batch])
@@ -119,7 +123,9 @@ def post_batch(
             settle(folder, batch[index].key, status_i, result.get("error"), data_dir, tally)
 
 
-def settle(folder: Path, key: str, status: int, answer: Any, data_dir: Path, tally: Tally) -> None:
+def settle(
+    folder: Folder, key: str, status: int, answer: Any, data_dir: Folder, tally: Tally
+) -> None:
     """Act on the server's answer for one spooled event."""
     if status == 202:
         spool.remove(folder, key)
@@ -137,7 +143,7 @@ def settle(folder: Path, key: str, status: int, answer: Any, data_dir: Path, tal
             tally.saturated += 1
 
 
-def shrink_spooled(folder: Path, key: str, data_dir: Path) -> None:
+def shrink_spooled(folder: Folder, key: str, data_dir: Folder) -> None:
     """The server found this event too big: keep it, with every field cut much shorter.
 
     An event refused again after that is set aside, so it cannot block the spool.
@@ -156,17 +162,17 @@ def shrink_spooled(folder: Path, key: str, data_dir: Path) -> None:
     log_error(data_dir, f"event {key} was too large for the server; shrunk and kept")
 
 
-def log_error(data_dir: Path | None, message: str) -> None:
+def log_error(data_dir: Folder | None, message: str) -> None:
     """Append to ``logs/hook.log``; past its size cap the log starts over (one old copy kept)."""
     if data_dir is None:
         return
     try:
-        logs = data_dir / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        path = logs / "hook.log"
+        logs = os.path.join(data_dir, "logs")
+        os.makedirs(logs, exist_ok=True)
+        path = os.path.join(logs, "hook.log")
         try:
             if os.stat(path).st_size > LOG_CAP:
-                os.replace(path, logs / "hook.log.1")
+                os.replace(path, os.path.join(logs, "hook.log.1"))
         except FileNotFoundError:
             pass
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())

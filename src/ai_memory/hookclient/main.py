@@ -14,9 +14,6 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping
-from pathlib import Path
-from typing import IO, Any
 
 from ai_memory import locate
 from ai_memory.hookclient import spool
@@ -27,9 +24,18 @@ from ai_memory.hookclient.sessionid import safe_session_id
 from ai_memory.hookclient.shrink import shrink
 from ai_memory.hookclient.transport import Transport, Unreachable
 
-# Interpreter start and imports take ~40 ms of the 200 ms a run may last; the
-# network gets at most this much of the rest.
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # ``typing`` and ``pathlib`` are slow to import: annotations only
+    from collections.abc import Mapping
+    from typing import IO, Any
+
+# Counted from the start of the run (the entry module's first line when the installed
+# command runs, before any import): the network gets this much of the 200 ms a run may
+# last; when a loaded machine made start-up slow, at least the floor after it, but
+# never past the run's end.
 NETWORK_BUDGET_S = 0.100
+NETWORK_FLOOR_S = 0.050
+RUN_END_S = 0.180
 RETRY_PER_RUN = 32
 SESSION_START = frozenset({"session-start", "sessionstart", "session.created"})
 PROMPT_EVENTS = frozenset({"user-prompt", "userpromptsubmit", "beforeagent", "beforesubmitprompt"})
@@ -77,20 +83,25 @@ def run(
     stdin: IO[bytes] | None = None,
     stdout: IO[str] | None = None,
     env: Mapping[str, str] | None = None,
+    started: float | None = None,
 ) -> int:
-    """Handle one agent event; always return 0 and always print one JSON object."""
-    started = time.monotonic()
+    """Handle one agent event; always return 0 and always print one JSON object.
+
+    ``started`` (``time.monotonic``) is when the process began its work; the network
+    budget counts from it.
+    """
+    started = time.monotonic() if started is None else started
     env = os.environ if env is None else env
     out = stdout if stdout is not None else sys.stdout
     if "--help" in argv or "-h" in argv:
         out.write(USAGE)
         out.flush()
         return 0
-    data_dir: Path | None = None
+    data_dir: str | None = None
     answer: dict[str, Any] = {}
     try:
         args = parse_args(argv, env)
-        data_dir = locate.data_dir(args.data_dir, env)
+        data_dir = locate.data_folder(args.data_dir, env)
         answer = handle(args, data_dir, env, _read_stdin(stdin), started)
     except BaseException as exc:  # the agent must never see a failure
         log_error(data_dir, f"{type(exc).__name__}: {exc}")
@@ -120,7 +131,7 @@ def parse_args(argv: list[str], env: Mapping[str, str]) -> Args:
 
 
 def handle(
-    args: Args, data_dir: Path, env: Mapping[str, str], raw: bytes, started: float
+    args: Args, data_dir: str, env: Mapping[str, str], raw: bytes, started: float
 ) -> dict[str, Any]:
     payload = parse_payload(raw)
     cwd = _cwd(payload)
@@ -141,12 +152,12 @@ def handle(
     session_id = _session_id(payload, env)
     if session_id:
         params["session_id"] = session_id
-    folder = data_dir / "spool"
+    folder = os.path.join(data_dir, "spool")
     spool.write(folder, params["ingest_key"], {"params": params, "body": payload})
     transport = Transport(
         locate.server_url(args.server, data_dir, env),
         locate.token(data_dir, env),
-        started + NETWORK_BUDGET_S,
+        network_deadline(started, time.monotonic()),
     )
     try:
         answer = start_packet(transport, folder, params, args, payload)
@@ -157,9 +168,14 @@ def handle(
         transport.close()
 
 
+def network_deadline(started: float, now: float) -> float:
+    """When the network must be done, for a run that started at ``started`` and is ready now."""
+    return min(started + RUN_END_S, max(started + NETWORK_BUDGET_S, now + NETWORK_FLOOR_S))
+
+
 def start_packet(
     transport: Transport,
-    folder: Path,
+    folder: str,
     params: dict[str, str],
     args: Args,
     payload: dict[str, Any],
@@ -172,7 +188,7 @@ def start_packet(
     """
     name = _event_name(args.event, payload)
     session_id = params.get("session_id")
-    marker = folder / UNDELIVERED / session_id if session_id else None
+    marker = os.path.join(folder, UNDELIVERED, session_id) if session_id else None
     path = "/handoff"
     if name in SESSION_START:
         query = _packet_query(params, payload)
@@ -195,10 +211,10 @@ def start_packet(
 
 def send_one(
     transport: Transport,
-    folder: Path,
+    folder: str,
     params: dict[str, str],
     payload: dict[str, Any],
-    data_dir: Path,
+    data_dir: str,
 ) -> bool:
     """Post the event; True when the server has it (202), False when it stays spooled."""
     try:
@@ -298,20 +314,21 @@ def _asks_recap(payload: dict[str, Any]) -> bool:
     return prompt.strip().rstrip(".!?").strip().casefold() in RECAP_PROMPTS
 
 
-def _fresh(marker: Path) -> bool:
+def _fresh(marker: str) -> bool:
     try:
         return time.time() - os.stat(marker).st_mtime < UNDELIVERED_MAX_AGE_S
     except OSError:
         return False
 
 
-def _mark(marker: Path, missed: bool) -> None:
+def _mark(marker: str, missed: bool) -> None:
     """Leave (or clear) the note that this session's packet has not reached the agent."""
     try:
         if missed:
-            marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            marker.touch()
-        elif marker.exists():
-            marker.unlink()
+            os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
+            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600))
+            os.utime(marker)
+        elif os.path.exists(marker):
+            os.unlink(marker)
     except OSError:
         pass

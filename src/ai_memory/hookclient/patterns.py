@@ -17,18 +17,26 @@ an empty tuple means the pattern always runs.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 REDACTED = "[REDACTED]"
 
 
-class Secret(NamedTuple):
-    family: str
-    pattern: str
-    triggers: tuple[str, ...]
-    # The same pattern for Python's ``re``, where it differs: a possessive ``{0,40}+`` in
-    # place of ``{0,40}`` (RE2 has no possessive quantifiers, and needs none).
-    re_pattern: str | None = None
+class Secret:
+    """One format: a plain class, since ``typing.NamedTuple`` is slow to import."""
+
+    __slots__ = ("family", "pattern", "re_pattern", "triggers")
+
+    def __init__(
+        self, family: str, pattern: str, triggers: tuple[str, ...], re_pattern: str | None = None
+    ) -> None:
+        self.family = family
+        self.pattern = pattern
+        self.triggers = triggers
+        # The same pattern for Python's ``re``, where it differs: a possessive ``{0,40}+`` in
+        # place of ``{0,40}`` (RE2 has no possessive quantifiers, and needs none).
+        self.re_pattern = re_pattern
+
+    def __repr__(self) -> str:
+        return f"Secret({self.family!r})"
 
 
 # An optional quote, however often escaped (``"``, ``\"``, ``\\\"``…): keys inside JSON,

@@ -12,8 +12,6 @@ configured patterns: this pass keeps secrets out of the spool on disk.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
 
 from ai_memory.hookclient.patterns import (
     REDACTED,
@@ -22,6 +20,11 @@ from ai_memory.hookclient.patterns import (
     SENSITIVE_KEY_TRIGGERS,
     kept_around,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 MAX_DEPTH = 40
 

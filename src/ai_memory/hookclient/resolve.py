@@ -5,12 +5,13 @@ Standard library only: the hook client imports this on every agent event.
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import Path
 
 MARKER = ".ai-memory.toml"
 DEFAULT_WORKSPACE = "default"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_ORIGIN = re.compile(r'\[remote\s+"origin"\]')
 
 
 class ProjectIdentity:
@@ -40,83 +41,112 @@ class ProjectIdentity:
         return "ProjectIdentity({!r}, {!r}, {!r}, {!r}, {!r})".format(*self._key())
 
 
-def resolve_project(cwd: str | Path) -> ProjectIdentity:
-    start = Path(cwd).expanduser().absolute()
-    for directory in (start, *start.parents):
-        marker = directory / MARKER
-        if marker.is_file():
+def resolve_project(cwd: str | os.PathLike[str]) -> ProjectIdentity:
+    """The nearest marker, else the git remote ``origin``, else the checkout's folder name.
+
+    Plain ``os.path`` work on strings: ``pathlib`` is slow to import on every hook run.
+    """
+    start = os.path.abspath(os.path.expanduser(os.fspath(cwd)))
+    directory = start
+    while True:
+        marker = os.path.join(directory, MARKER)
+        if os.path.isfile(marker):
             found = _from_marker(marker, directory)
             if found is not None:
                 return found
-        git = directory / ".git"
-        if git.exists():
-            remote = _origin_url(git)
-            if remote:
-                identity = normalise_remote(remote)
-                if identity:
-                    return ProjectIdentity(
-                        DEFAULT_WORKSPACE,
-                        project_name(identity),
-                        identity,
-                        str(directory),
-                        "git-remote",
-                    )
-            return ProjectIdentity(
-                DEFAULT_WORKSPACE, safe_name(directory.name), None, str(directory), "directory"
-            )
-    return ProjectIdentity(DEFAULT_WORKSPACE, safe_name(start.name), None, str(start), "directory")
+        git = os.path.join(directory, ".git")
+        if os.path.exists(git):
+            return _from_git(git, directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    name = safe_name(os.path.basename(start))
+    return ProjectIdentity(DEFAULT_WORKSPACE, name, None, start, "directory")
 
 
-def _from_marker(marker: Path, directory: Path) -> ProjectIdentity | None:
-    import tomllib  # only when a marker exists: it is slow to import on every hook run
+def _from_git(git: str, directory: str) -> ProjectIdentity:
+    remote = _origin_url(git)
+    identity = normalise_remote(remote) if remote else None
+    if identity:
+        return ProjectIdentity(
+            DEFAULT_WORKSPACE, project_name(identity), identity, directory, "git-remote"
+        )
+    name = safe_name(os.path.basename(directory))
+    return ProjectIdentity(DEFAULT_WORKSPACE, name, None, directory, "directory")
 
-    try:
-        data = tomllib.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+
+def _from_marker(marker: str, directory: str) -> ProjectIdentity | None:
+    data = _marker_values(marker)
+    if data is None:
         return None
     project = data.get("project")
     workspace = data.get("workspace") or DEFAULT_WORKSPACE
     if not isinstance(project, str) or not isinstance(workspace, str):
         return None
-    return ProjectIdentity(safe_name(workspace), safe_name(project), None, str(directory), "marker")
+    return ProjectIdentity(safe_name(workspace), safe_name(project), None, directory, "marker")
 
 
-def git_dir(dot_git: Path) -> Path | None:
-    """The repository's common git dir; worktrees and submodules point to it through files."""
-    if dot_git.is_dir():
-        return dot_git
+def _marker_values(marker: str) -> dict[str, object] | None:
+    """The marker's top-level keys; ``tomllib`` (slow to import) only for an unusual file."""
+    from ai_memory.hookclient.plain_toml import strings
+
+    text = _read(marker)
+    if text is None:
+        return None
+    plain = strings(text)
+    if plain is not None:
+        return dict(plain)
+    import tomllib
+
     try:
-        text = dot_git.read_text(encoding="utf-8")
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
     except (OSError, UnicodeDecodeError):
         return None
-    if not text.startswith("gitdir:"):
+
+
+def git_dir(dot_git: str) -> str | None:
+    """The repository's common git dir; worktrees and submodules point to it through files."""
+    if os.path.isdir(dot_git):
+        return dot_git
+    text = _read(dot_git)
+    if text is None or not text.startswith("gitdir:"):
         return None
-    target = Path(text[len("gitdir:") :].strip())
-    if not target.is_absolute():
-        target = (dot_git.parent / target).resolve()
-    common = target / "commondir"
-    if common.is_file():
-        try:
-            pointed = Path(common.read_text(encoding="utf-8").strip())
-        except (OSError, UnicodeDecodeError):
+    target = text[len("gitdir:") :].strip()
+    if not os.path.isabs(target):
+        target = os.path.realpath(os.path.join(os.path.dirname(dot_git), target))
+    common = os.path.join(target, "commondir")
+    if os.path.isfile(common):
+        pointed = _read(common)
+        if pointed is None:
             return target
-        return pointed if pointed.is_absolute() else (target / pointed).resolve()
+        pointed = pointed.strip()
+        if os.path.isabs(pointed):
+            return pointed
+        return os.path.realpath(os.path.join(target, pointed))
     return target
 
 
-def _origin_url(dot_git: Path) -> str | None:
+def _origin_url(dot_git: str) -> str | None:
     directory = git_dir(dot_git)
     if directory is None:
         return None
-    try:
-        lines = (directory / "config").read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+    text = _read(os.path.join(directory, "config"))
+    if text is None:
         return None
     in_origin = False
-    for raw in lines:
+    for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("["):
-            in_origin = re.fullmatch(r'\[remote\s+"origin"\]', line) is not None
+            in_origin = _ORIGIN.fullmatch(line) is not None
         elif in_origin and "=" in line:
             key, _, value = line.partition("=")
             if key.strip().lower() == "url":

@@ -8,9 +8,12 @@ the same for every event of the session, and revealing nothing of it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from ai_memory.hookclient.redact import holds_secret
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_RAW = 512
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

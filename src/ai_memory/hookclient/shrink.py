@@ -8,9 +8,11 @@ batch of them stays under the server's request limit.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ai_memory.hookclient.patterns import cut_at_token
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 FIELD_CAP = 64 * 1024
 SMALL_FIELD_CAP = 4 * 1024

@@ -8,12 +8,16 @@ never duplicate it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
+
+    # Folders are plain strings here (``pathlib`` is slow to import); ``Path`` works too.
+    Folder: TypeAlias = "str | os.PathLike[str]"
 
 SUFFIX = ".json"
 REJECTED = "rejected"
@@ -27,11 +31,11 @@ def new_ingest_key() -> str:
     return f"{time.time_ns():016x}-{os.urandom(5).hex()}"
 
 
-def write(spool: Path, key: str, entry: dict[str, Any]) -> Path:
+def write(spool: Folder, key: str, entry: dict[str, Any]) -> str:
     """Write atomically (temp file, rename), so a half-written event is never retried."""
-    spool.mkdir(parents=True, exist_ok=True, mode=0o700)
-    target = spool / f"{key}{SUFFIX}"
-    temp = spool / f".tmp-{key}"
+    os.makedirs(spool, mode=0o700, exist_ok=True)
+    target = os.path.join(spool, f"{key}{SUFFIX}")
+    temp = os.path.join(spool, f".tmp-{key}")
     # 0600 from the first byte, whatever the agent's umask: the spool is captured text.
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with open(fd, "w", encoding="utf-8") as handle:
@@ -40,30 +44,34 @@ def write(spool: Path, key: str, entry: dict[str, Any]) -> Path:
     return target
 
 
-def remove(spool: Path, key: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(spool / f"{key}{SUFFIX}")
+def remove(spool: Folder, key: str) -> None:
+    try:
+        os.unlink(os.path.join(spool, f"{key}{SUFFIX}"))
+    except FileNotFoundError:
+        return
 
 
-def reject(spool: Path, key: str, now: float | None = None) -> None:
+def reject(spool: Folder, key: str, now: float | None = None) -> None:
     """Set aside an event the server refused as invalid: kept for inspection, never retried."""
-    folder = spool / REJECTED
-    folder.mkdir(exist_ok=True, mode=0o700)
-    with contextlib.suppress(FileNotFoundError):
-        os.replace(spool / f"{key}{SUFFIX}", folder / f"{key}{SUFFIX}")
+    folder = os.path.join(spool, REJECTED)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    try:  # noqa: SIM105 (``contextlib`` is slow to import)
+        os.replace(os.path.join(spool, f"{key}{SUFFIX}"), os.path.join(folder, f"{key}{SUFFIX}"))
+    except FileNotFoundError:
+        pass
     prune_rejected(spool, time.time() if now is None else now)
 
 
-def prune_rejected(spool: Path, now: float) -> int:
+def prune_rejected(spool: Folder, now: float) -> int:
     """Delete set-aside events older than a week, and all but the newest 100; return how many."""
-    folder = spool / REJECTED
+    folder = os.path.join(spool, REJECTED)
     try:
         names = sorted(os.listdir(folder), reverse=True)  # newest first: keys sort by time
     except FileNotFoundError:
         return 0
     removed = 0
     for index, name in enumerate(names):
-        path = folder / name
+        path = os.path.join(folder, name)
         try:
             old = now - os.stat(path).st_mtime > REJECTED_KEEP_S
             if old or index >= REJECTED_KEEP_FILES:
@@ -74,11 +82,13 @@ def prune_rejected(spool: Path, now: float) -> int:
     return removed
 
 
-def exists(spool: Path, key: str) -> bool:
-    return os.path.exists(spool / f"{key}{SUFFIX}")
+def exists(spool: Folder, key: str) -> bool:
+    return os.path.exists(os.path.join(spool, f"{key}{SUFFIX}"))
 
 
-def pending(spool: Path, limit: int | None = None, skip: frozenset[str] = frozenset()) -> list[str]:
+def pending(
+    spool: Folder, limit: int | None = None, skip: frozenset[str] = frozenset()
+) -> list[str]:
     """Keys waiting in the spool, oldest first."""
     try:
         names = sorted(n for n in os.listdir(spool) if n.endswith(SUFFIX) and n[0] != ".")
@@ -89,15 +99,15 @@ def pending(spool: Path, limit: int | None = None, skip: frozenset[str] = frozen
     return keys if limit is None else keys[:limit]
 
 
-def read(spool: Path, key: str) -> dict[str, Any] | None:
+def read(spool: Folder, key: str) -> dict[str, Any] | None:
     """The stored entry, or None when another process already delivered it or it is damaged."""
     return read_sized(spool, key)[0]
 
 
-def read_sized(spool: Path, key: str) -> tuple[dict[str, Any] | None, int]:
+def read_sized(spool: Folder, key: str) -> tuple[dict[str, Any] | None, int]:
     """The stored entry (or None, as :func:`read`) and its size in bytes."""
     try:
-        with open(spool / f"{key}{SUFFIX}", "rb") as handle:
+        with open(os.path.join(spool, f"{key}{SUFFIX}"), "rb") as handle:
             raw = handle.read()
         entry = json.loads(raw)
     except FileNotFoundError:

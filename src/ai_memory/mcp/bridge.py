@@ -4,23 +4,27 @@ Agents that only speak stdio (or that should not hold the token) launch this.
 It adds what the HTTP server cannot know: the bearer token (read from the data
 dir, never from the agent's config), the agent's session id and the directory
 the agent was launched in, which scope resolution uses. Standard library only,
-so it answers ``initialize`` quickly; it checks the server before reading a
-single message and exits at once, saying why, when the server is unreachable
-or refuses the token.
+and only the fast part of it (the hook client's raw-socket HTTP, no
+``http.client``, ``dataclasses`` or ``typing``), so it answers ``initialize``
+soon after it is spawned; it checks the server before reading a single message
+and exits at once, saying why, when the server is unreachable or refuses the
+token.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import IO, Any
-from urllib.parse import quote, urlsplit
+import time
 
 from ai_memory import locate
+from ai_memory.hookclient.transport import Connection, quote, split_url
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import IO, Any
 
 # Where agents put their session id, first match wins.
 SESSION_ENV = (
@@ -34,22 +38,28 @@ SESSION_ENV = (
 )
 TIMEOUT_S = 60.0
 PROBE = b'{"jsonrpc":"2.0","id":"ai-memory-bridge-probe","method":"ping"}'
-# How a keep-alive connection the server already closed fails (RemoteDisconnected
-# is a ConnectionResetError): the message never reached the server.
-STALE = (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected)
+# How a keep-alive connection the server already closed fails, before a byte of the
+# answer arrived: the message never reached the server.
+STALE = (BrokenPipeError, ConnectionResetError)
 
 
 class BridgeError(Exception):
     """The server cannot be used; the message says why and what to do."""
 
 
-@dataclass(frozen=True, slots=True)
 class Target:
-    url: str
-    token: str | None
-    session_id: str | None
-    cwd: str
-    agent: str | None
+    """Where to forward, and what the server cannot know (a plain class: fast to import)."""
+
+    __slots__ = ("agent", "cwd", "session_id", "token", "url")
+
+    def __init__(
+        self, url: str, token: str | None, session_id: str | None, cwd: str, agent: str | None
+    ) -> None:
+        self.url = url
+        self.token = token
+        self.session_id = session_id
+        self.cwd = cwd
+        self.agent = agent
 
     def headers(self, protocol_version: str | None) -> dict[str, str]:
         headers = {
@@ -71,7 +81,7 @@ class Target:
 def resolve_target(argv: list[str], env: Mapping[str, str], cwd: str) -> Target:
     """``--server``/``--data-dir`` flags, else the environment, else the data dir's files."""
     options = _flags(argv)
-    data_dir = locate.data_dir(options.get("--data-dir"), env)
+    data_dir = locate.data_folder(options.get("--data-dir"), env)
     url = locate.server_url(options.get("--server"), data_dir, env)
     token = locate.token(data_dir, env)
     session = next((env[name] for name in SESSION_ENV if env.get(name)), None)
@@ -117,45 +127,39 @@ class Forwarder:
     """
 
     def __init__(self, target: Target, timeout: float = TIMEOUT_S) -> None:
-        parts = urlsplit(target.url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise BridgeError(f"server URL {target.url!r} is not http(s)://host:port")
+        try:
+            scheme, host, port, prefix = split_url(target.url)
+        except ValueError as exc:
+            raise BridgeError(str(exc)) from None
         self.target = target
         self.timeout = timeout
-        self.path = (parts.path.rstrip("/") or "") + "/mcp"
+        self.path = prefix + "/mcp"
+        self.host = f"{host}:{port}"
         self.protocol_version: str | None = None
-        connection = (
-            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        )
-        self.conn = connection(parts.hostname, parts.port, timeout=timeout)
-        self.reused = False  # the connection has carried an answered request
+        self.conn = Connection(host, port, scheme == "https", time.monotonic() + timeout)
+
+    @property
+    def reused(self) -> bool:
+        """The open connection has carried an answered request."""
+        return self.conn.reused
 
     def post(self, body: bytes) -> tuple[int, bytes]:
-        headers = self.target.headers(self.protocol_version)
+        head = self._head(len(body))
         while True:
-            reused = self.reused
+            reused = self.conn.reused
+            self.conn.deadline = time.monotonic() + self.timeout
             try:
-                self.conn.request("POST", self.path, body=body, headers=headers)
-                response = self.conn.getresponse()
-            except (http.client.HTTPException, OSError) as exc:
-                connected = self.conn.sock is not None
-                self._drop()
-                if reused and isinstance(exc, STALE):
+                return self.conn.exchange(head, body)
+            except (OSError, ValueError) as exc:
+                if reused and not self.conn.received and isinstance(exc, STALE):
                     continue  # the server had closed it; the next try is on a fresh connection
-                raise BridgeError(self._failure(exc, connected)) from exc
-            try:
-                answer = response.read()
-            except (http.client.HTTPException, OSError) as exc:
-                self._drop()
-                raise BridgeError(self._failure(exc, connected=True)) from exc
-            self.reused = not response.will_close
-            if response.will_close:
-                self.conn.close()
-            return response.status, answer
+                raise BridgeError(self._failure(exc, self.conn.connected)) from exc
 
-    def _drop(self) -> None:
-        self.conn.close()
-        self.reused = False
+    def _head(self, length: int) -> bytes:
+        lines = [f"POST {self.path} HTTP/1.1", f"Host: {self.host}"]
+        lines += [f"{k}: {v}" for k, v in self.target.headers(self.protocol_version).items()]
+        lines += [f"Content-Length: {length}", "Connection: keep-alive"]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
     def _failure(self, exc: BaseException, connected: bool) -> str:
         """Why the call failed, and whether it may have run on the server."""
