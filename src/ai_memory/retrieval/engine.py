@@ -216,15 +216,13 @@ class Engine:
         }
         feedback = _feedback(conn, rows.values())
         scored: list[tuple[float, bool, sqlite3.Row, float, dict[str, float]]] = []
-        for page_id, entry in fused.items():
-            row = rows.get(page_id)
-            if row is None:
-                continue
+        for page_id, row in rows.items():
+            entry = fused[page_id]
             factor, parts = authority(
                 kind=row["kind"],
                 tier=row["tier"],
                 pinned=bool(row["pinned"]),
-                tags=json.loads(row["tags"]),
+                tags=json.loads(row["tags"]) if row["tags"] != "[]" else (),
                 feedback=feedback.get(page_id, {}),
                 feedback_weight=self.settings.feedback_weight,
                 older_version=not row["is_latest"],
@@ -236,13 +234,10 @@ class Engine:
         else:
             scored.sort(key=lambda s: (-s[0], *_identity(s[2])))
         top = scored[:limit]
-        top_ids = [s[2]["id"] for s in top]
-        bodies = {
-            int(r["id"]): (r["body"], r["frontmatter"])
-            for r in conn.execute(BODIES.format(marks=",".join("?" * len(top_ids))), top_ids)
-        }
         terms = list(query.words)
         turns = session_turns(conn, [fused[int(s[2]["id"])] for s in top], terms)
+        # A hit with turns shows its best turn: only the others need their page's body.
+        bodies = _bodies(conn, [int(s[2]["id"]) for s in top if not turns.get(int(s[2]["id"]))])
         hits = []
         for score, pinned, row, factor, parts in top:
             entry = fused[int(row["id"])]
@@ -295,11 +290,18 @@ def _contenders(fused: dict[int, Fused], limit: int) -> list[int]:
     return [f.page_id for f in ordered if f.rrf >= floor]
 
 
+def _bodies(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[str, str]]:
+    if not ids:
+        return {}
+    sql = BODIES.format(marks=",".join("?" * len(ids)))
+    return {int(r["id"]): (r["body"], r["frontmatter"]) for r in conn.execute(sql, ids)}
+
+
 def _snippet(stored: tuple[str, str] | None, terms: list[str]) -> str:
     if stored is None:
         return ""
     body, frontmatter = stored
-    return snippet(body, terms, json.loads(frontmatter))
+    return snippet(body, terms, frontmatter)
 
 
 def _has_pages(conn: sqlite3.Connection, scope: Any) -> bool:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 WINDOW = 24
@@ -12,13 +13,19 @@ SPAN_CHARS = 160  # about WINDOW words of prose: how far one window reaches
 
 
 def snippet(
-    body: str, terms: Iterable[str], frontmatter: dict[str, Any], *, window: int = WINDOW
+    body: str,
+    terms: Iterable[str],
+    frontmatter: Mapping[str, Any] | str,
+    *,
+    window: int = WINDOW,
 ) -> str:
+    """``frontmatter`` may be its stored JSON: decoded only when no word matches."""
     text = _without_headings(body)
     stems = sorted({t[:STEM] for t in terms if t.strip()}, key=len, reverse=True)
     at = _best_match(text.lower(), stems)
     if at is None:
-        fallback = frontmatter.get("summary") or frontmatter.get("abstract")
+        meta = json.loads(frontmatter) if isinstance(frontmatter, str) else frontmatter
+        fallback = meta.get("summary") or meta.get("abstract")
         if isinstance(fallback, str) and fallback.strip():
             return _cut(fallback.split(), window)
         return _cut(text[: SPAN_CHARS * 4].split(), window, more=len(text) > SPAN_CHARS * 4)
