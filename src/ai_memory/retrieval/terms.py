@@ -35,23 +35,34 @@ class TermStats:
     def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
         self.monotonic = monotonic
         self._docs: dict[str, tuple[int, float]] = {}
+        self._stems: dict[str, str | None] = {}
         self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         self._conn.execute(f'CREATE VIRTUAL TABLE s USING fts5(w, tokenize="{PAGE_TOKENIZER}")')
         self._conn.execute("CREATE VIRTUAL TABLE sv USING fts5vocab(s, 'instance')")
         self._lock = threading.Lock()
 
     def stems(self, words: tuple[str, ...]) -> list[tuple[str, str]]:
-        """(word, stem) for every word that yields exactly one index term."""
+        """(word, stem) for every word that yields exactly one index term.
+
+        A word's stem never changes: each is worked out once, then remembered.
+        """
         with self._lock:
-            self._conn.execute("DELETE FROM s")
-            self._conn.executemany("INSERT INTO s(rowid, w) VALUES (?, ?)", enumerate(words, 1))
-            rows = self._conn.execute("SELECT doc, term FROM sv").fetchall()
+            missing = [w for w in dict.fromkeys(words) if w not in self._stems]
+            if missing:
+                self._stems.update(self._stem(missing))
+            known = [(word, self._stems[word]) for word in words]
+        return [(word, stem) for word, stem in known if stem is not None]
+
+    def _stem(self, words: list[str]) -> dict[str, str | None]:
+        self._conn.execute("DELETE FROM s")
+        self._conn.executemany("INSERT INTO s(rowid, w) VALUES (?, ?)", enumerate(words, 1))
         by_doc: dict[int, list[str]] = {}
-        for doc, term in rows:
+        for doc, term in self._conn.execute("SELECT doc, term FROM sv"):
             by_doc.setdefault(int(doc), []).append(term)
-        return [
-            (word, by_doc[i][0]) for i, word in enumerate(words, 1) if len(by_doc.get(i, [])) == 1
-        ]
+        if len(self._stems) > CACHE_MAX:
+            self._stems.clear()
+        found = {i: terms for i, terms in by_doc.items() if len(terms) == 1}
+        return {word: found[i][0] if i in found else None for i, word in enumerate(words, 1)}
 
     def common(self, conn: sqlite3.Connection, words: tuple[str, ...]) -> set[str]:
         """The words found in more than half of the pages."""
