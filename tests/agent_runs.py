@@ -116,8 +116,7 @@ def run_opencode(fake: FakeModels, home: Path, checkout: Path, prompt: str) -> s
     The prompt goes as separate words: ``opencode run`` quotes an argument with spaces.
     """
     opencode = cli("opencode")
-    folder = home / ".config" / "opencode"
-    config_path = folder / "opencode.json"
+    config_path = home / ".config" / "opencode" / "opencode.json"
     config = json.loads(config_path.read_text())
     model = {"name": "Fake model", "tool_call": True}
     config["provider"] = {
@@ -133,11 +132,22 @@ def run_opencode(fake: FakeModels, home: Path, checkout: Path, prompt: str) -> s
     )
     config["share"] = "disabled"
     config_path.write_text(json.dumps(config))
+    return _run([opencode, "run", *prompt.split()], opencode_env(home, checkout), checkout)
+
+
+def opencode_env(home: Path, checkout: Path) -> dict[str, str]:
+    """OpenCode's environment: nothing fetched, nothing shared, the other agents' files unread.
+
+    Its plugin API for the config folder is linked in from the cache, else OpenCode
+    installs it from npm on start.
+    """
+    folder = home / ".config" / "opencode"
     if (OPENCODE_CONFIG / "node_modules").is_dir() and not (folder / "node_modules").exists():
+        folder.mkdir(parents=True, exist_ok=True)
         for name in ("package.json", "package-lock.json"):
             shutil.copy(OPENCODE_CONFIG / name, folder / name)
         (folder / "node_modules").symlink_to(OPENCODE_CONFIG / "node_modules")
-    env = agent_env(
+    return agent_env(
         home,
         PWD=str(checkout),  # OpenCode takes its directory from PWD
         OPENCODE_DISABLE_AUTOUPDATE="1",
@@ -146,7 +156,6 @@ def run_opencode(fake: FakeModels, home: Path, checkout: Path, prompt: str) -> s
         OPENCODE_DISABLE_LSP_DOWNLOAD="1",
         OPENCODE_DISABLE_CLAUDE_CODE="1",  # not the other agent's files in the same home
     )
-    return _run([opencode, "run", *prompt.split()], env, checkout)
 
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> str:
@@ -164,6 +173,17 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path) -> str:
 
 
 def flushed(server: ServerProcess) -> dict[str, Any]:
+    """The project's sessions once every event the hooks fired is stored and every page written.
+
+    A hook that ran out of its time budget (a loaded machine) leaves its event in the
+    spool for the next hook run; the last event of a run has none after it, so the
+    spool is delivered first, as a user would with ``ai-memory hook-drain``.
+    """
+    drain = subprocess.run(
+        [*AI_MEMORY, "hook-drain", "--data-dir", str(server.data_dir), "--server", server.url],
+        capture_output=True, env=clean_env(), timeout=120,
+    )  # fmt: skip
+    assert drain.returncode == 0, drain.stdout.decode() + drain.stderr.decode()
     with server.client() as client:
         client.post("/api/v1/sessions/flush", params={"timeout": 30})
         sessions: dict[str, Any] = client.get("/api/v1/sessions", params=PROJECT).json()

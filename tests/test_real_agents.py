@@ -10,7 +10,6 @@ are in tests/agent_runs.py.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,23 +147,6 @@ def test_claude_mcp_list_leaves_no_session(
     assert "acme-elsewhere" not in projects
 
 
-def test_opencode_lists_the_memory_server(
-    server: ServerProcess, home: Path, checkout: Path
-) -> None:
-    opencode = cli("opencode")
-    setup("opencode", server, home, checkout)
-    plugin = home / ".config" / "opencode" / "plugins" / "ai-memory.js"
-    assert f"--server {server.url}" not in plugin.read_text()  # argv form, not a shell line
-    assert server.url in plugin.read_text()
-    env = agent_env(home, OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_SHARE="1")
-    done = subprocess.run(
-        [opencode, "mcp", "list"], capture_output=True, env=env, cwd=checkout, timeout=RUN_TIMEOUT
-    )
-    listing = done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
-    assert "ai-memory" in listing and "connected" in listing.lower(), listing
-    assert os.path.exists(plugin)
-
-
 def test_claude_code_hands_off_to_opencode_and_back(
     server: ServerProcess, fake: FakeModels, home: Path, checkout: Path
 ) -> None:
@@ -177,6 +159,8 @@ def test_claude_code_hands_off_to_opencode_and_back(
     before = len(fake.seen.bodies)
 
     setup("opencode", server, home, checkout)
+    plugin = (home / ".config" / "opencode" / "plugins" / "ai-memory.js").read_text()
+    assert server.url in plugin and f"--server {server.url}" not in plugin  # argv, not a shell line
     run_opencode(fake, home, checkout, "carry on with the basket")
     turns = [b for b in fake.seen.bodies[before:] if b.get("tools")]
     system = [m["content"] for m in turns[0]["messages"] if m["role"] == "system"]
@@ -186,6 +170,7 @@ def test_claude_code_hands_off_to_opencode_and_back(
     opencode_tools = {
         name for b in turns for t in b["tools"] if "ai-memory" in (name := t["function"]["name"])
     }
+    # OpenCode's MCP client reached the memory server: every tool was offered to the model.
     assert {n.removeprefix("ai-memory_") for n in opencode_tools} == {
         n.removeprefix("mcp__ai-memory__") for n in claude_tools
     }
