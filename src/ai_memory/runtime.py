@@ -105,12 +105,18 @@ class Runtime:
         return self.config.db_path.parent / "reindex-incomplete"
 
     def reindex(
-        self, progress: Progress | None = None, pool: ParsePool | None = None
+        self,
+        progress: Progress | None = None,
+        pool: ParsePool | None = None,
+        checkpoint: bool = True,
     ) -> ReconcileReport:
         """Rebuild everything derived from the wiki. An interrupted rebuild leaves a marker
-        so the next start finishes it instead of serving a half-built index."""
+        so the next start finishes it instead of serving a half-built index.
+        ``checkpoint=False``: the caller commits the changed files to git itself."""
         self.reindex_marker.touch()
-        report = reconcile(self.wiki, full=True, progress=progress, pool=pool)
+        report = reconcile(
+            self.wiki, full=True, progress=progress, pool=pool, checkpoint=checkpoint
+        )
         reclaim_space(self.writer, None)  # the old index's pages the new one did not reuse
         self.reindex_marker.unlink()
         return report

@@ -3,6 +3,8 @@
 Writes notify the checkpointer of the paths they touched; the thread commits
 what is pending at most once per interval, and at once on shutdown. At start,
 whatever a crash left uncommitted is found through ``git status`` and committed.
+The repository is opened (and pygit2 loaded) at the first commit, so a process
+that never commits never pays for it.
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from ai_memory.store.files import TEMP_PREFIX
+
+if TYPE_CHECKING:
+    import pygit2
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +26,8 @@ GITIGNORE = f"{TEMP_PREFIX}*\n.obsidian/\n.DS_Store\n"
 
 def init_repository(root: Path, author: str, email: str) -> bool:
     """Create the wiki repository with a first commit; False if it already existed."""
+    import pygit2
+
     if (root / ".git").exists():
         return False
     root.mkdir(parents=True, exist_ok=True)
@@ -51,7 +57,6 @@ class GitCheckpointer:
     def start(self, *, recover: bool = True) -> None:
         """``recover=False`` leaves the commit of what a crash left to :meth:`recover`
         (a reindex calls it once every file has been read)."""
-        self._repo = pygit2.Repository(str(self.root))
         if recover:
             self.recover()
         self._thread = threading.Thread(target=self._run, name="ai-memory-git", daemon=True)
@@ -72,7 +77,9 @@ class GitCheckpointer:
 
     def recover(self) -> None:
         """Commit every change ``git status`` shows, with whatever is pending."""
-        self._commit(self._leftovers() | self._take(), "checkpoint: recover uncommitted changes")
+        with self._git_lock:
+            paths = self._leftovers() | self._take()
+        self._commit(paths, "checkpoint: recover uncommitted changes")
 
     def flush(self) -> None:
         """Commit whatever is pending now, from the calling thread."""
@@ -94,16 +101,23 @@ class GitCheckpointer:
             with self._cond:  # at most one commit per interval; a stop ends the wait
                 self._cond.wait_for(lambda: self._stopping, timeout=self.interval)
 
+    def _open(self) -> pygit2.Repository:
+        """The repository; called with the git lock held."""
+        if self._repo is None:
+            import pygit2
+
+            self._repo = pygit2.Repository(str(self.root))
+        return self._repo
+
     def _leftovers(self) -> set[str]:
-        assert self._repo is not None
-        return {path for path in self._repo.status() if not path.startswith(".")}
+        return {path for path in self._open().status() if not path.startswith(".")}
 
     def _commit(self, paths: set[str], message: str) -> None:
-        if not paths or self._repo is None:
+        if not paths:
             return
         try:
             with self._git_lock:
-                self._commit_paths(self._repo, sorted(paths), message)
+                self._commit_paths(self._open(), sorted(paths), message)
         except Exception:
             # The files are safe on disk; keep their paths for the next attempt (a user's
             # own git holding index.lock, say) rather than waiting for a restart.
@@ -112,6 +126,8 @@ class GitCheckpointer:
                 self._pending.update(paths)
 
     def _commit_paths(self, repo: pygit2.Repository, paths: list[str], message: str) -> None:
+        import pygit2
+
         index = repo.index
         index.read()
         for path in paths:
@@ -130,3 +146,18 @@ class GitCheckpointer:
         summary = f"{message}: {len(paths)} page{'s' if len(paths) != 1 else ''}"
         repo.create_commit("HEAD", signature, signature, f"{summary}\n\n{listed}\n", tree, parents)
         self.commits += 1
+
+
+def commit_uncommitted(root: str, author: str, email: str) -> str | None:
+    """One checkpoint of every change ``git status`` shows; what went wrong, if anything.
+
+    A reindex runs it in a worker process beside the indexing, as the files do not
+    change while it holds the data dir.
+    """
+    checkpointer = GitCheckpointer(Path(root), interval=0.05, author=author, email=email)
+    checkpointer.recover()
+    if checkpointer._pending:  # kept for a retry: the commit failed (logged)
+        return (
+            f"git checkpoint of {len(checkpointer._pending)} files failed; the next start retries"
+        )
+    return None

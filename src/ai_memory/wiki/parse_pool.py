@@ -17,24 +17,32 @@ import multiprocessing
 import os
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from types import TracebackType
+from typing import Any, TypeVar
 
 from ai_memory.wiki.parse import Chunk, Outcome, parse_chunk
 
 MAX_WORKERS = 4
+T = TypeVar("T")
 
 
 class ParsePool:
     """``workers`` processes (default: one per core, at most 4) parsing chunks in order."""
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, *, extra: int = 0) -> None:
+        """``extra`` processes more, for tasks given to :meth:`submit` beside the parsing."""
         count = workers or min(MAX_WORKERS, os.cpu_count() or 1)
         method = "fork" if threading.active_count() == 1 and os.name == "posix" else "spawn"
         self.workers = count
-        self._executor = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method))
+        context = multiprocessing.get_context(method)
+        self._executor = ProcessPoolExecutor(count + extra, mp_context=context)
         self._executor.submit(os.getpid).result()  # every worker is started now
+
+    def submit(self, function: Callable[..., T], *args: Any) -> Future[T]:
+        """Run ``function(*args)`` in a worker (a module-level function, picklable args)."""
+        return self._executor.submit(function, *args)
 
     def stream(self, chunks: Iterable[Chunk]) -> Iterator[list[Outcome]]:
         """Each chunk's outcomes, in the order the chunks came; a few chunks ahead at most."""

@@ -76,7 +76,9 @@ def reconcile(
     full: bool = False,
     progress: Progress | None = None,
     pool: ParsePool | None = None,
+    checkpoint: bool = True,
 ) -> ReconcileReport:
+    """``checkpoint=False`` leaves the git checkpoint of the changed files to the caller."""
     report = ReconcileReport()
     files = [ref for ref, _ in scan(wiki.root, report)]
     report.files = len(files)
@@ -101,7 +103,7 @@ def reconcile(
             progress(done, len(files))
     seen = {(ref.workspace, ref.project, ref.path) for ref in files}
     report.merge(wiki.writer.call(_delete_missing(wiki, seen), timeout=None))
-    if wiki.checkpointer is not None and report.changed:
+    if checkpoint and wiki.checkpointer is not None and report.changed:
         wiki.checkpointer.notify(*report.changed_paths)
     return report
 
