@@ -456,3 +456,22 @@ def test_search_filters_highlights_and_explains(web_server: ServerProcess) -> No
     )
     assert "<td>fts</td>" in explained.text and "contribution" in explained.text
     assert bad_kind.status_code == 400
+
+
+def test_home_and_project_pages_count_what_they_hold(server: ServerProcess) -> None:
+    pages = "/api/v1/projects/default/counted/pages"
+    with server.client() as client:
+        for path, body in (("a.md", "one"), ("a.md", "two"), ("b.md", "three")):
+            assert client.put(f"{pages}/{path}", json={"body": body}).is_success
+        hook = {"project": "counted", "agent": "claude-code", "session_id": "s-1"}
+        prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "count"}
+        assert client.post("/hook", params=hook, json=prompt).status_code == 202
+        handoff = {"project": "counted", "summary": "carry on", "next_steps": ["count"]}
+        assert client.post("/api/v1/handoffs", json=handoff).is_success
+        assert client.delete(f"{pages}/b.md").is_success  # gone from the counts, not history
+    with browser(server) as ui:
+        home = ui.get("/web").text
+        project = ui.get("/web/default/counted").text
+    stats = " ".join(home.split('id="stats">')[1].split("</p>")[0].split())
+    assert stats.startswith("1 projects · 1 pages · 1 sessions ·") and "1 open handoffs" in stats
+    assert "1 pages · 3 versions · 1 sessions · 1 open handoffs" in project

@@ -8,7 +8,6 @@ The sessions, tree/diff/graph and health pages live in their own modules.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -20,8 +19,6 @@ from ai_memory.core.kinds import KINDS, TIERS
 from ai_memory.retrieval.models import SearchRequest
 from ai_memory.retrieval.search import search as run_search
 from ai_memory.runtime import Runtime
-from ai_memory.store import pages
-from ai_memory.store.counts import counts
 from ai_memory.web import ui_queries
 from ai_memory.web.login import build_login_router
 from ai_memory.web.markdown import render
@@ -51,14 +48,8 @@ def build_router(token: str) -> APIRouter:
     @router.api_route("", methods=READ)
     @guard
     async def home(runtime: RuntimeDep) -> Response:
-        def query(conn: sqlite3.Connection) -> dict[str, Any]:
-            return {
-                "counts": counts(conn, None),
-                "projects": pages.list_projects(conn),
-                "recent": ui_queries.recent_everywhere(conn, RECENT_PAGES),
-            }
-
-        return views.html("home.html", **await runtime.readers.aread(query))
+        data = await runtime.readers.aread(lambda conn: ui_queries.home_page(conn, RECENT_PAGES))
+        return views.html("home.html", **data)
 
     @router.api_route("/search", methods=READ)
     @guard

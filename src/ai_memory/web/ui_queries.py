@@ -9,7 +9,6 @@ from ai_memory.core.errors import NotFound
 from ai_memory.core.identity import Scope
 from ai_memory.hooks.handoffs import LIST_HANDOFFS, handoff_dict
 from ai_memory.store import pages
-from ai_memory.store.counts import project_counts
 from ai_memory.web import session_queries
 
 NO_CURSOR = 1 << 62
@@ -26,6 +25,19 @@ RECENT_OF_KIND = f"""
 SELECT {pages.PAGE_COLUMNS} FROM pages
 WHERE workspace = ? AND project = ? AND is_latest = 1 AND kind = ?
 ORDER BY created_at DESC, id DESC LIMIT ?
+"""
+
+# Only what the pages show: counting every observation or link (a scan of the whole
+# table) would make the home and project pages slower as capture piles up.
+HOME_COUNTS = """
+SELECT (SELECT count(*) FROM sessions) AS sessions,
+  (SELECT count(*) FROM handoffs WHERE status = 'open') AS open_handoffs
+"""
+PROJECT_COUNTS = """
+SELECT (SELECT count(*) FROM pages WHERE workspace = ?1 AND project = ?2) AS versions,
+  (SELECT count(*) FROM sessions WHERE workspace = ?1 AND project = ?2) AS sessions,
+  (SELECT count(*) FROM handoffs WHERE workspace = ?1 AND project = ?2 AND status = 'open')
+    AS open_handoffs
 """
 
 KIND_COUNTS = """
@@ -65,11 +77,24 @@ def project_page(
         newest = [pages.row_to_dict(row, with_body=False) for row in rows]
     handoff_args = (scope.workspace, scope.project, "open", "open", HANDOFFS_SHOWN)
     timeline = session_queries.timeline(conn, scope, NO_CURSOR, sessions)
+    kinds = kind_counts(conn, scope)
+    counted = conn.execute(PROJECT_COUNTS, (scope.workspace, scope.project)).fetchone()
     return {
-        "counts": project_counts(conn, scope),
-        "kinds": kind_counts(conn, scope),
+        "counts": {"pages": sum(kinds.values()), **counted},
+        "kinds": kinds,
         "pages": newest,
         "handoffs": [handoff_dict(row) for row in conn.execute(LIST_HANDOFFS, handoff_args)],
         "sessions": timeline["sessions"],
         "more_sessions": timeline["next_before"] is not None,
     }
+
+
+def home_page(conn: sqlite3.Connection, recent: int) -> dict[str, Any]:
+    """The home page in one read: every project with its page count, totals, recent pages."""
+    projects = pages.list_projects(conn)
+    totals = {
+        "projects": len(projects),
+        "pages": sum(p["pages"] for p in projects),
+        **conn.execute(HOME_COUNTS).fetchone(),
+    }
+    return {"counts": totals, "projects": projects, "recent": recent_everywhere(conn, recent)}
