@@ -1,9 +1,12 @@
 """Capture speed: the ``ai-memory hook`` command and the /hook ingest path.
 
-Prints the hook command's wall time per run (median, p95) with the server up
-and down, for an ordinary event and for SessionStart delivering a handoff and
-a full brief; then /hook throughput (events/s) and answer latency (p50/p99)
-at 1, 16 and 64 concurrent clients, and /hook/batch throughput. Every
+Prints the hook command's wall time per run (median, p95) as install-hooks
+writes it (``python -I -S …/agent_entry.py hook``), with the server up, down
+and hung, for an ordinary event and for SessionStart delivering a handoff and
+a full brief, each beside the bare interpreter (``python -I -S -c pass``, and
+the venv's ``python -c pass``) timed in the same loop, with its ratio to it;
+then /hook throughput (events/s) and answer latency (p50/p99) at 1, 16 and 64
+concurrent clients, and /hook/batch throughput. Every
 acknowledged event is checked to be stored.
 
     python benchmarks/bench_hooks.py [--runs 40] [--events 3000] [--batches 200]
@@ -15,6 +18,7 @@ import argparse
 import asyncio
 import json
 import os
+import shlex
 import socket
 import sqlite3
 import statistics
@@ -28,13 +32,21 @@ from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from ai_memory.cli import hook_install
 from benchmarks.common import Server, free_port, fresh_data_dir, percentile
 from benchmarks.keepalive import Connection
 
 PROJECT = "bench"
-# What agents run: the installed console script, else the module.
+# What agents run: the command line install-hooks writes (python -I -S on the entry file);
+# the console script beside it for comparison.
+HOOK_ARGV = hook_install.hook_argv()
 _SCRIPT = Path(sys.executable).with_name("ai-memory")
-HOOK_PROGRAM = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "ai_memory"]
+CONSOLE_ARGV = [str(_SCRIPT), "hook"] if _SCRIPT.exists() else [sys.executable, "-m", "ai_memory"]
+# The bare interpreter, the floor the hook is measured against.
+FLOORS = {
+    "python -I -S -c pass": [sys.executable, "-I", "-S", "-c", "pass"],
+    "venv python -c pass": [sys.executable, "-c", "pass"],
+}
 
 
 def hook_env(data_dir: Path, url: str) -> dict[str, str]:
@@ -43,35 +55,34 @@ def hook_env(data_dir: Path, url: str) -> dict[str, str]:
     return env
 
 
-def time_hook(env: dict[str, str], cwd: Path, event: str, payload: dict[str, Any]) -> float:
-    command = [
-        *HOOK_PROGRAM,
-        "hook",
-        "--agent",
-        "claude-code",
-        "--event",
-        event,
-    ]
+def time_hook(
+    env: dict[str, str],
+    cwd: Path,
+    event: str,
+    payload: dict[str, Any],
+    program: list[str] = HOOK_ARGV,
+) -> float:
+    command = [*program, "--agent", "claude-code", "--event", event]
+    return time_command(command, json.dumps(payload).encode(), env, cwd)
+
+
+def time_command(command: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> float:
     started = time.perf_counter()
-    subprocess.run(
-        command,
-        input=json.dumps(payload).encode(),
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        check=True,
-    )
+    subprocess.run(command, input=stdin, env=env, cwd=cwd, capture_output=True, check=True)
     return (time.perf_counter() - started) * 1000
 
 
-def report_runs(label: str, times: list[float]) -> None:
+def report_runs(label: str, times: list[float], floor: float | None = None) -> None:
+    median = statistics.median(times)
+    ratio = f"   {median / floor:4.1f}x the floor" if floor else ""
     print(
-        f"  {label:<44} median {statistics.median(times):6.1f} ms   "
-        f"p95 {percentile(times, 0.95):6.1f} ms   (n={len(times)})"
+        f"  {label:<48} median {median:6.1f} ms   "
+        f"p95 {percentile(times, 0.95):6.1f} ms{ratio}   (n={len(times)})"
     )
 
 
 def bench_hook_command(server: Server, root: Path, runs: int) -> None:
+    """The hook as agents run it; each row beside the bare interpreter timed in the same loop."""
     cwd = root / "checkout"
     cwd.mkdir(exist_ok=True)
     (cwd / ".ai-memory.toml").write_text(f'project = "{PROJECT}"\n')
@@ -89,41 +100,57 @@ def bench_hook_command(server: Server, root: Path, runs: int) -> None:
         "hook_event_name": "UserPromptSubmit",
         "prompt": "refactor the writer queue and add a benchmark",
     }
-    print("ai-memory hook, wall time per run:")
-    for label, env in (("server up", up), ("server down", down)):
-        times = [time_hook(env, cwd, "UserPromptSubmit", prompt) for _ in range(runs)]
-        report_runs(f"UserPromptSubmit, {label}", times)
-    with server.client() as client:
-        times = []
+    floors: dict[str, list[float]] = {label: [] for label in FLOORS}
+    rows: dict[str, list[float]] = {}
+
+    def timed(label: str, run: Any) -> None:
+        """One run of ``run`` per iteration, each after one run of every floor command."""
+        times = rows.setdefault(label, [])
         for i in range(runs):
-            client.post(
-                "/api/v1/handoffs",
-                json={
-                    "project": PROJECT,
-                    "summary": f"handoff {i}: " + "continue the refactor. " * 30,
-                },
-            )
+            for name, command in FLOORS.items():
+                floors[name].append(time_command(command, b"", up, cwd))
+            times.append(run(i))
+
+    print(f"ai-memory hook, wall time per run ({shlex.join(HOOK_ARGV)} …):")
+    timed("UserPromptSubmit, server up", lambda i: time_hook(up, cwd, "UserPromptSubmit", prompt))
+    timed(
+        "UserPromptSubmit, server down",
+        lambda i: time_hook(down, cwd, "UserPromptSubmit", prompt),
+    )
+    timed(
+        "UserPromptSubmit, server up, console script",
+        lambda i: time_hook(up, cwd, "UserPromptSubmit", prompt, CONSOLE_ARGV),
+    )
+    with server.client() as client:
+
+        def session_start(i: int) -> float:
+            summary = f"handoff {i}: " + "continue the refactor. " * 30
+            client.post("/api/v1/handoffs", json={"project": PROJECT, "summary": summary})
             start = {
                 "session_id": f"start-{i}",
                 "cwd": str(cwd),
                 "hook_event_name": "SessionStart",
                 "source": "startup",
             }
-            times.append(time_hook(up, cwd, "SessionStart", start))
-    report_runs("SessionStart + handoff + full brief, server up", times)
+            return time_hook(up, cwd, "SessionStart", start)
+
+        timed("SessionStart + handoff + full brief, server up", session_start)
     start = {"session_id": "start-down", "cwd": str(cwd), "hook_event_name": "SessionStart"}
-    report_runs(
-        "SessionStart, server down",
-        [time_hook(down, cwd, "SessionStart", start) for _ in range(runs)],
-    )
+    timed("SessionStart, server down", lambda i: time_hook(down, cwd, "SessionStart", start))
     with socket.socket() as hung:  # accepts connections, never answers
         hung.bind(("127.0.0.1", 0))
         hung.listen(1024)
         stuck = hook_env(server.data_dir, f"http://127.0.0.1:{hung.getsockname()[1]}")
-        report_runs(
+        timed(
             "SessionStart, server hung (never answers)",
-            [time_hook(stuck, cwd, "SessionStart", start) for _ in range(runs)],
+            lambda i: time_hook(stuck, cwd, "SessionStart", start),
         )
+    floor = statistics.median(floors["python -I -S -c pass"])
+    for name, times in floors.items():
+        report_runs(f"floor: {name}", times, floor)
+    for label, times in rows.items():
+        report_runs(label, times, floor)
+    print("  goal: ordinary event <= 2x the floor (up and down), SessionStart <= 3x")
     # Leave nothing spooled behind for the throughput runs.
     subprocess.run(
         [

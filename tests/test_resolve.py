@@ -1,11 +1,19 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ai_memory.core.errors import ConfigError, NotInitialised
-from ai_memory.hookclient.resolve import normalise_remote, project_name, resolve_project
+from ai_memory.hookclient.resolve import (
+    fold_unsafe,
+    normalise_remote,
+    project_name,
+    resolve_project,
+)
 from ai_memory.server import parse_bind, require_token
 
 
@@ -69,3 +77,29 @@ def test_bind_checks() -> None:
     for missing in (None, ""):
         with pytest.raises(NotInitialised, match="ai-memory init"):
             require_token(missing, Path("x"))
+
+
+# The regular expressions the string parsing replaced, as the reference it must agree with.
+_URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://(?:[^@/]+@)?([^/:]+)(?::\d+)?/(.+)$", re.I)
+_SCP_RE = re.compile(r"^(?:[^@/]+@)?([^/:]+):(.+)$")
+
+
+def _by_regex(url: str) -> str | None:
+    url = url.strip()
+    match = _URL_RE.match(url) or _SCP_RE.match(url)
+    if not match:
+        return None
+    path = match.group(2).strip("/")
+    path = path[:-4] if path.endswith(".git") else path
+    return f"{match.group(1).lower()}/{path}" if path else None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ghtps:/@.-_1209Ab\n é", max_size=40))
+def test_remote_parsing_agrees_with_the_regular_expressions(url: str) -> None:
+    assert normalise_remote(url) == _by_regex(url)
+
+
+@given(st.text(max_size=30))
+def test_folding_unsafe_characters_agrees_with_the_regular_expression(value: str) -> None:
+    assert fold_unsafe(value) == re.sub(r"[^A-Za-z0-9_.-]+", "-", value)

@@ -6,12 +6,11 @@ Standard library only: the hook client imports this on every agent event.
 from __future__ import annotations
 
 import os
-import re
 
 MARKER = ".ai-memory.toml"
 DEFAULT_WORKSPACE = "default"
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-_ORIGIN = re.compile(r'\[remote\s+"origin"\]')
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_SCHEME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
 
 
 class ProjectIdentity:
@@ -146,7 +145,7 @@ def _origin_url(dot_git: str) -> str | None:
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("["):
-            in_origin = _ORIGIN.fullmatch(line) is not None
+            in_origin = _is_origin(line)
         elif in_origin and "=" in line:
             key, _, value = line.partition("=")
             if key.strip().lower() == "url":
@@ -155,18 +154,67 @@ def _origin_url(dot_git: str) -> str | None:
 
 
 def normalise_remote(url: str) -> str | None:
-    """``git@github.com:acme/api.git`` and ``https://…/acme/api`` give ``github.com/acme/api``."""
+    """``git@github.com:acme/api.git`` and ``https://…/acme/api`` give ``github.com/acme/api``.
+
+    Plain string work (no regular expression to compile on every hook run).
+    """
     url = url.strip()
-    match = re.match(r"^[a-z][a-z0-9+.-]*://(?:[^@/]+@)?([^/:]+)(?::\d+)?/(.+)$", url, re.I)
-    if not match:
-        match = re.match(r"^(?:[^@/]+@)?([^/:]+):(.+)$", url)
-    if not match:
+    found = _url_form(url) or _scp_form(url)
+    if found is None:
         return None
-    host, path = match.group(1).lower(), match.group(2)
-    path = path.strip("/")
+    host, path = found[0].lower(), found[1].strip("/")
     if path.endswith(".git"):
         path = path[:-4]
     return f"{host}/{path}" if path else None
+
+
+def _url_form(url: str) -> tuple[str, str] | None:
+    """``scheme://[user@]host[:port]/path``."""
+    scheme, sep, rest = url.partition("://")
+    lowered = scheme.lower()
+    if not sep or not lowered[:1].isalpha() or not all(ch in _SCHEME for ch in lowered):
+        return None
+    authority, slash, path = rest.partition("/")
+    if not slash or not path or "\n" in path:
+        return None
+    user, at, rest = authority.partition("@")
+    for candidate in ((rest,) if at and user else ()) + (authority,):
+        host, colon, port = candidate.partition(":")
+        if host and (not colon or (port.isascii() and port.isdecimal())):
+            return host, path
+    return None
+
+
+def _scp_form(url: str) -> tuple[str, str] | None:
+    """``[user@]host:path``."""
+    user, at, rest = url.partition("@")
+    for candidate in ((rest,) if at and user and "/" not in user else ()) + (url,):
+        host, colon, path = candidate.partition(":")
+        if colon and host and "/" not in host and path and "\n" not in path:
+            return host, path
+    return None
+
+
+def _is_origin(line: str) -> bool:
+    """``[remote "origin"]``, with any whitespace between the two words."""
+    if not (line.startswith("[remote") and line.endswith('"origin"]')):
+        return False
+    middle = line[len("[remote") : -len('"origin"]')]
+    return bool(middle) and not middle.strip()
+
+
+def fold_unsafe(value: str) -> str:
+    """Each run of characters outside ``A-Za-z0-9_.-`` becomes one ``-``."""
+    out: list[str] = []
+    folding = False
+    for ch in value:
+        if ch in _SAFE:
+            out.append(ch)
+            folding = False
+        elif not folding:
+            out.append("-")
+            folding = True
+    return "".join(out)
 
 
 def project_name(identity: str) -> str:
@@ -176,5 +224,5 @@ def project_name(identity: str) -> str:
 
 
 def safe_name(value: str) -> str:
-    cleaned = _UNSAFE.sub("-", value).strip("-.")[:64].strip("-.")
+    cleaned = fold_unsafe(value).strip("-.")[:64].strip("-.")
     return cleaned or "default-project"

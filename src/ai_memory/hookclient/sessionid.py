@@ -7,16 +7,14 @@ the same for every event of the session, and revealing nothing of it.
 
 from __future__ import annotations
 
-import re
-
 from ai_memory.hookclient.redact import holds_secret
+from ai_memory.hookclient.resolve import fold_unsafe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 MAX_RAW = 512
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def safe_session_id(value: str, secret_in: Callable[[str], bool] = holds_secret) -> str | None:
@@ -28,7 +26,7 @@ def safe_session_id(value: str, secret_in: Callable[[str], bool] = holds_secret)
     raw = value.strip()
     if len(raw) > MAX_RAW or secret_in(raw):
         return derived_session_id(raw)
-    return _UNSAFE.sub("-", raw).strip("-.")[:100] or None
+    return fold_unsafe(raw).strip("-.")[:100] or None
 
 
 def derived_session_id(raw: str) -> str:
