@@ -1,9 +1,11 @@
 """Crash-safe file replacement: temp file, fsync, rename, fsync the directory.
 
-``FileStage`` does the same for every file a writer batch touches at once: the
-temp files are fsynced in parallel (the filesystem journals them together),
-renamed in command order, and each directory is fsynced once — all before the
-batch's COMMIT, so a file always lands before the index row that describes it.
+``FileStage`` does the same for every file a writer batch touches at once: each
+temp file is created when it is staged, and written and fsynced on a pool thread
+from then on, so its disk wait overlaps the rest of the batch's work; at publish
+the batch waits for them, renames in command order and fsyncs each directory once
+— all before the batch's COMMIT, so a file always lands before the index row that
+describes it.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ import contextlib
 import errno
 import os
 import secrets
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ai_memory.core.errors import Conflict, InvalidPath
 from ai_memory.core.paths import MAX_NAME_BYTES, TEMP_PREFIX, TEMP_TOKEN_HEX
@@ -45,12 +48,13 @@ def fsync_dir(directory: Path) -> None:
 class _Staged:
     target: Path
     temp: Path | None  # None: delete the target
+    synced: Future[None] | None = None  # the temp file written and fsynced
 
 
 class FileStage:
     """File changes of one writer batch, made durable just before it commits."""
 
-    def __init__(self, sync_threads: int = 4) -> None:
+    def __init__(self, sync_threads: int = 8) -> None:
         self._staged: list[_Staged] = []
         self._pool = ThreadPoolExecutor(sync_threads, thread_name_prefix="ai-memory-fsync")
 
@@ -59,10 +63,10 @@ class FileStage:
         command, rather than at publish time where it would fail the whole batch."""
         _check_target(path)
         try:
-            temp = _write_temp(path, data)
+            temp, handle = _open_temp(path)
         except (NotADirectoryError, FileExistsError) as exc:
             raise Conflict(f"cannot write {path.name}: part of its folder path is a file") from exc
-        self._staged.append(_Staged(path, temp))
+        self._staged.append(_Staged(path, temp, self._pool.submit(_fill, handle, data)))
 
     def delete(self, path: Path) -> None:
         _check_target(path)
@@ -78,18 +82,19 @@ class FileStage:
     def discard_since(self, mark: int) -> None:
         """Forget what a failed command staged."""
         for staged in self._staged[mark:]:
-            if staged.temp is not None:
-                _discard(staged.temp)
+            _forget(staged)
         del self._staged[mark:]
 
     def publish(self) -> None:
-        """fsync every temp file, rename in order, fsync each directory once."""
+        """Wait until every temp file is written and fsynced, rename in order, fsync each
+        directory once."""
         staged, self._staged = self._staged, []
         if not staged:
             return
         try:
-            temps = [s.temp for s in staged if s.temp is not None]
-            list(self._pool.map(_fsync_file, temps))
+            for item in staged:
+                if item.synced is not None:
+                    item.synced.result()
             directories: set[Path] = set()
             for item in staged:
                 if item.temp is not None:
@@ -101,8 +106,7 @@ class FileStage:
             list(self._pool.map(fsync_dir, directories))
         except BaseException:
             for item in staged:
-                if item.temp is not None:
-                    _discard(item.temp)
+                _forget(item)
             raise
 
     def close(self) -> None:
@@ -126,18 +130,8 @@ def _check_target(path: Path) -> None:
 
 
 def _write_temp(path: Path, data: bytes) -> Path:
-    """Stage ``data`` beside ``path``; the temp name's prefix and token count against the
-    filesystem's name limit too (core/paths.py keeps page names short enough for both)."""
-    temp = path.parent / f"{TEMP_PREFIX}{path.name}.{secrets.token_hex(TEMP_TOKEN_HEX // 2)}"
-    if len(os.fsencode(temp.name)) > MAX_NAME_BYTES:
-        raise InvalidPath(f"file name {path.name[:40]!r}... is too long for the filesystem")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(temp, "wb")  # noqa: SIM115 - closed below, discarded on failure
-    except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:
-            raise InvalidPath(f"file path of {path.name[:40]!r} is too long") from exc
-        raise
+    """Stage ``data`` beside ``path`` (written, not yet fsynced)."""
+    temp, handle = _open_temp(path)
     try:
         with handle:
             handle.write(data)
@@ -145,6 +139,41 @@ def _write_temp(path: Path, data: bytes) -> Path:
         _discard(temp)
         raise
     return temp
+
+
+def _open_temp(path: Path) -> tuple[Path, BinaryIO]:
+    """A new temp file beside ``path``, its folders made first if missing; the temp name's
+    prefix and token count against the filesystem's name limit too (core/paths.py keeps
+    page names short enough for both)."""
+    temp = path.parent / f"{TEMP_PREFIX}{path.name}.{secrets.token_hex(TEMP_TOKEN_HEX // 2)}"
+    if len(os.fsencode(temp.name)) > MAX_NAME_BYTES:
+        raise InvalidPath(f"file name {path.name[:40]!r}... is too long for the filesystem")
+    try:
+        try:
+            return temp, open(temp, "xb")  # closed by _fill or _forget
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return temp, open(temp, "xb")
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise InvalidPath(f"file path of {path.name[:40]!r} is too long") from exc
+        raise
+
+
+def _fill(handle: BinaryIO, data: bytes) -> None:
+    """Write, fsync and close a temp file (on a pool thread)."""
+    with handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _forget(staged: _Staged) -> None:
+    """Remove a staged temp file, once its pool thread is done with it."""
+    if staged.synced is not None:
+        staged.synced.exception()  # waits; a failed write is moot once the file goes
+    if staged.temp is not None:
+        _discard(staged.temp)
 
 
 def _fsync_file(path: Path) -> None:

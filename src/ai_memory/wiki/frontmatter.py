@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from ai_memory.wiki import bounded_yaml
+from ai_memory.wiki import bounded_yaml, yaml_dump
 from ai_memory.wiki.limits import MAX_FRONTMATTER_BYTES, within_limits
 
 # Known keys are written first, in this order; unknown keys follow in their own order.
@@ -89,7 +89,7 @@ def render_markdown(frontmatter: dict[str, Any], body: str) -> str:
         return body
     ordered = {k: frontmatter[k] for k in KNOWN_KEYS if k in frontmatter}
     ordered.update({k: v for k, v in frontmatter.items() if k not in ordered})
-    dumped = yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=1_000_000)
+    dumped = yaml_dump.dump(ordered)
     return f"---\n{dumped}---\n\n{body.lstrip(chr(10))}"
 
 
