@@ -23,7 +23,8 @@ from ai_memory.config import Config
 from ai_memory.core.identity import Scope
 from ai_memory.runtime import Runtime
 from ai_memory.wiki.reindex import reconcile
-from benchmarks.common import Server, dir_size, fresh_data_dir, words
+from benchmarks.common import dir_size, fresh_data_dir, words
+from benchmarks.http_writes import bench_http, http_line
 
 SCOPE = Scope.of(None, "bench")
 
@@ -55,26 +56,6 @@ def bench_wiki(root: Path, pages: list[tuple[str, str]], workers: int) -> tuple[
     finally:
         runtime.stop()
     return rate, data_dir
-
-
-def bench_http(root: Path, pages: list[tuple[str, str]], workers: int) -> float:
-    data_dir = fresh_data_dir(root, f"http-{len(pages)}-{workers}")
-    with Server(data_dir) as server:
-        clients = [server.client() for _ in range(workers)]
-        local = {}
-
-        def write(path: str, body: str) -> None:
-            import threading
-
-            client = local.setdefault(threading.get_ident(), clients[len(local) % workers])
-            client.put(
-                f"/api/v1/projects/default/bench/pages/{path}", json={"body": body}
-            ).raise_for_status()
-
-        rate = run_parallel(pages, workers, write)
-        for client in clients:
-            client.close()
-    return rate
 
 
 def bench_reindex(data_dir: Path) -> tuple[float, int]:
@@ -110,7 +91,7 @@ def main() -> None:
                 print(f"Wiki.write_page  {size:>6} pages  {workers} writer(s): {rate:8.0f} pages/s")
             for workers in (1, 8):
                 rate = bench_http(root, pages, workers)
-                print(f"HTTP PUT         {size:>6} pages  {workers} writer(s): {rate:8.0f} pages/s")
+                print(http_line(size, workers, rate))
             startup = bench_startup(data_dir)
             print(f"startup check    {size:>6} pages             : {startup:8.2f} s")
             reindex_rate, files = bench_reindex(data_dir)
