@@ -14,7 +14,8 @@ graph twice: as cached, and rendered anew after a write).
 
 Besides the latency seen by the client, ``cpu ms`` is the server's CPU time per call
 (every thread, read from /proc), which a busy machine disturbs far less; the rows
-"after a write" include the write's own work (indexing, the file, git).
+"after a write" include the write's own work (indexing, the file, git), which the
+row "page write alone" shows by itself.
 
 ``--data-dir DIR`` keeps the seeded data dir: a later run with the same sizes
 measures it again without writing it anew (the sizes are kept in DIR). ``--only``
@@ -80,16 +81,25 @@ def capture(server: Server, sessions: int, projects: int, rng: random.Random) ->
 
 
 def measure(
-    client: httpx.Client, urls: list[str], before: httpx.Client | None = None
+    client: httpx.Client,
+    urls: list[str],
+    before: httpx.Client | None = None,
+    *,
+    alone: bool = False,
 ) -> tuple[list[float], int]:
-    """Time each GET; with ``before``, write a page first so no cached render answers."""
+    """Time each GET; with ``before``, write a page first so no cached render answers
+    (``alone``: time that write instead, and get nothing)."""
     times: list[float] = []
     size = 0
     for n, url in enumerate(urls):
+        start = time.perf_counter()
         if before is not None:
             page = f"/api/v1/projects/default/{url.split('/')[3]}/pages/notes/touch-{n}.md"
             body = {"body": f"touched {time.time_ns()}"}  # new text: a new version, always
             before.put(page, json=body).raise_for_status()
+        if alone:
+            times.append((time.perf_counter() - start) * 1000)
+            continue
         start = time.perf_counter()
         answer = client.get(url)
         times.append((time.perf_counter() - start) * 1000)
@@ -121,7 +131,9 @@ def cases(args: argparse.Namespace, rng: random.Random) -> dict[str, list[str]]:
         "search + explain (p0)": [
             f"/web/search?q={query()}&project=p0&explain=1" for _ in range(calls)
         ],
-        # Last: the writes set off work (git checkpoints) that outlives the case.
+        # Last: the writes set off work (git checkpoints) that outlives the case. The
+        # write alone first, to tell its cost from the render's in the rows after it.
+        "page write alone": [f"/web/default/p{i % projects}/tree" for i in range(calls)],
         "tree after a write": [f"/web/default/p{i % projects}/tree" for i in range(calls)],
         "graph after a write": [f"/web/default/p{i % projects}/graph" for i in range(calls)],
     }
@@ -178,11 +190,12 @@ def main() -> None:
         for name, urls in cases(args, random.Random(11)).items():
             if args.only not in name:
                 continue
-            before = writer if name.endswith("after a write") else None
-            measure(client, urls[:5], before)  # warm up
+            alone = name == "page write alone"
+            before = writer if alone or name.endswith("after a write") else None
+            measure(client, urls[:5], before, alone=alone)  # warm up
             settle(server.process.pid)
             cpu = server_cpu_ms(server.process.pid)
-            times, size = measure(client, urls, before)
+            times, size = measure(client, urls, before, alone=alone)
             cpu = (server_cpu_ms(server.process.pid) - cpu) / len(urls)
             print(
                 f"{name:<24} {percentile(times, 0.5):>8.1f} {percentile(times, 0.95):>8.1f} "
