@@ -1,10 +1,14 @@
-"""Write and reindex throughput of the wiki + index core.
+"""Write and reindex throughput of the wiki + index core, and the CLI's start-up.
 
 Prints pages/s through ``Wiki.write_page`` (in process) and through the HTTP API
-at 1,000 and 10,000 pages of 300 words, with 1 and 8 concurrent writers,
-reindex pages/s, and the database size.
+at 1,000 and 10,000 pages of 300 words, with 1 and 8 concurrent writers, the
+in-process reindex rate and the database size; then ``ai-memory reindex`` as a
+whole process (start-up included) over 1,000 and 10,000 hand-written notes of
+~336 words (100,000 too with ``--100k``) with the database size against the
+corpus; then the start-up of simple commands beside ``python -c pass``.
 
-    python benchmarks/bench_store.py [--sizes 1000 10000]
+    python benchmarks/bench_store.py [--sizes 1000 10000] [--reindex-sizes 1000 10000]
+        [--100k] [--reindex-only]
 """
 
 from __future__ import annotations
@@ -25,6 +29,14 @@ from ai_memory.runtime import Runtime
 from ai_memory.wiki.reindex import reconcile
 from benchmarks.common import dir_size, fresh_data_dir, words
 from benchmarks.http_writes import bench_http, http_line
+from benchmarks.reindex_run import (
+    corpus_bytes,
+    index_bytes,
+    notes,
+    reindex_seconds,
+    startup_rows,
+    wiki_of,
+)
 
 SCOPE = Scope.of(None, "bench")
 
@@ -78,30 +90,66 @@ def bench_startup(data_dir: Path) -> float:
     return elapsed
 
 
+def bench_reindex_process(root: Path, size: int) -> Path:
+    """``ai-memory reindex`` of a fresh wiki of ``size`` notes; then once more, unchanged."""
+    corpus, _ = notes(size)
+    data_dir = wiki_of(root, f"notes-{size}", corpus)
+    first = reindex_seconds(data_dir, size)
+    again = reindex_seconds(data_dir, size)
+    corpus_mb, db_mb = corpus_bytes(data_dir) / 1e6, index_bytes(data_dir) / 1e6
+    print(
+        f"reindex, whole process {size:>7} notes (new)     : {first:8.2f} s "
+        f"= {size / first:6.0f} notes/s"
+    )
+    print(
+        f"reindex, whole process {size:>7} notes (again)   : {again:8.2f} s "
+        f"= {size / again:6.0f} notes/s"
+    )
+    print(
+        f"database size          {size:>7} notes           : {db_mb:8.1f} MB for "
+        f"{corpus_mb:.1f} MB of notes = {db_mb / corpus_mb:.1f}x the corpus"
+    )
+    return data_dir
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--reindex-sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--100k", dest="hundred_k", action="store_true", help="reindex 100,000")
+    parser.add_argument("--reindex-only", action="store_true", help="skip the write benchmarks")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        for size in args.sizes:
-            pages = corpus(size)
-            for workers in (1, 8):
-                rate, data_dir = bench_wiki(root, pages, workers)
-                print(f"Wiki.write_page  {size:>6} pages  {workers} writer(s): {rate:8.0f} pages/s")
-            for workers in (1, 8):
-                rate = bench_http(root, pages, workers)
-                print(http_line(size, workers, rate))
-            startup = bench_startup(data_dir)
-            print(f"startup check    {size:>6} pages             : {startup:8.2f} s")
-            reindex_rate, files = bench_reindex(data_dir)
-            db = Config.load(data_dir, {}).db_path
-            db_bytes = sum(p.stat().st_size for p in db.parent.iterdir())
-            print(f"reindex          {files:>6} pages             : {reindex_rate:8.0f} pages/s")
-            print(
-                f"database size    {size:>6} pages             : {db_bytes / 1e6:8.1f} MB "
-                f"(wiki {dir_size(data_dir / 'wiki') / 1e6:.1f} MB incl. git)"
-            )
+        for size in [] if args.reindex_only else args.sizes:
+            bench_writes(root, size)
+        sizes = [*args.reindex_sizes, *([100_000] if args.hundred_k else [])]
+        data_dir = None
+        for size in sizes:
+            data_dir = bench_reindex_process(root, size)
+        if data_dir is not None:
+            for name, ms in startup_rows(data_dir):
+                print(f"start-up {name:<30}: {ms:8.1f} ms")
+
+
+def bench_writes(root: Path, size: int) -> None:
+    pages = corpus(size)
+    for workers in (1, 8):
+        rate, data_dir = bench_wiki(root, pages, workers)
+        print(f"Wiki.write_page  {size:>6} pages  {workers} writer(s): {rate:8.0f} pages/s")
+    for workers in (1, 8):
+        rate = bench_http(root, pages, workers)
+        print(http_line(size, workers, rate))
+    startup = bench_startup(data_dir)
+    print(f"startup check    {size:>6} pages             : {startup:8.2f} s")
+    reindex_rate, files = bench_reindex(data_dir)
+    db = Config.load(data_dir, {}).db_path
+    db_bytes = sum(p.stat().st_size for p in db.parent.iterdir())
+    print(f"reindex          {files:>6} pages             : {reindex_rate:8.0f} pages/s")
+    print(
+        f"database size    {size:>6} pages             : {db_bytes / 1e6:8.1f} MB "
+        f"(wiki {dir_size(data_dir / 'wiki') / 1e6:.1f} MB incl. git)"
+    )
 
 
 if __name__ == "__main__":

@@ -21,12 +21,12 @@ from ai_memory.store.upgrade import prepare_upgrade
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.git import GitCheckpointer
 from ai_memory.wiki.reindex import Progress, ReconcileReport, reconcile
-from ai_memory.wiki.watcher import WikiWatcher
 from ai_memory.wiki.wiki import Wiki
 
 if TYPE_CHECKING:
     from ai_memory.retrieval.search import Retriever
     from ai_memory.wiki.parse_pool import ParsePool
+    from ai_memory.wiki.watcher import WikiWatcher
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +96,8 @@ class Runtime:
             runtime.stop()
             raise
         if watch and config.wiki.watch:
+            from ai_memory.wiki.watcher import WikiWatcher
+
             runtime.watcher = WikiWatcher(wiki)
             runtime.watcher.start()
         return runtime
