@@ -96,7 +96,8 @@ function within(promise, ms) {
 
 function textOf(parts) {
   return (parts || [])
-    .filter((part) => part && part.type === "text" && !part.synthetic && typeof part.text === "string")
+    .filter((part) => part && part.type === "text" && !part.synthetic)
+    .filter((part) => typeof part.text === "string")
     .map((part) => part.text)
     .join("\\n");
 }
@@ -133,7 +134,9 @@ export const AiMemory = async ({ directory }) => {
   function send(session, kind, extra) {
     const root = session.root;
     const payload = { session_id: root.id, cwd: root.cwd, ...extra };
-    if (session !== root) Object.assign(payload, { agent_id: session.id, agent_type: session.agentType });
+    if (session !== root) {
+      Object.assign(payload, { agent_id: session.id, agent_type: session.agentType });
+    }
     return new Promise((resolve) => {
       root.queue.push({ kind, payload, resolve });
       pump(root);
@@ -210,7 +213,9 @@ export const AiMemory = async ({ directory }) => {
       const session = track(hook.sessionID, null, "resume");
       const prompt = textOf(output && output.parts);
       // A subagent's prompt is written by the model, not asked by the user.
-      if (prompt && session.root === session) offer(session, send(session, "user-prompt", { prompt }));
+      if (prompt && session.root === session) {
+        offer(session, send(session, "user-prompt", { prompt }));
+      }
     },
     "experimental.chat.system.transform": async (hook, output) => {
       if (!hook || !hook.sessionID || !output || !Array.isArray(output.system)) return;
