@@ -155,7 +155,10 @@ def commit_uncommitted(root: str, author: str, email: str) -> str | None:
     change while it holds the data dir.
     """
     checkpointer = GitCheckpointer(Path(root), interval=0.05, author=author, email=email)
-    checkpointer.recover()
+    try:
+        checkpointer.recover()
+    except Exception as exc:  # the index is built either way; the next start retries
+        return f"git checkpoint failed ({exc}); the next start retries"
     if checkpointer._pending:  # kept for a retry: the commit failed (logged)
         return (
             f"git checkpoint of {len(checkpointer._pending)} files failed; the next start retries"
