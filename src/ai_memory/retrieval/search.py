@@ -1,8 +1,9 @@
 """The one search entry point the HTTP route, the CLI and the MCP tool all call.
 
 ``await search(retriever, SearchRequest(...))`` runs the pipeline on a pooled
-read connection in a worker thread, then hands reinforcement of the hits to
-the writer without waiting for it.
+read connection in a worker thread and notes its hits for reinforcement, which
+reaches the writer a moment later off the answer's path. ``search_sync`` hands
+the bump to the writer before it returns (a caller that then writes sees it).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class Retriever:
     background: BackgroundEmbedder | None = field(default=None, repr=False)
 
     def stop(self) -> None:
-        """Stop the background embedder (before the writer stops)."""
+        """Stop the background embedder and hand over noted hits (before the writer stops)."""
+        self.reinforcer.close()
         if self.background is not None:
             self.background.stop()
         if self.engine.vectors is not None:
@@ -61,20 +63,27 @@ class Retriever:
         return cls(readers, engine, reinforcer, clock)
 
     def search_sync(self, request: SearchRequest) -> SearchResponse:
-        """The search, for a caller that may block (the async form runs this in a thread)."""
-        scope = resolve_scope(request)
-        now = self.clock()
-        response = self.readers.read(lambda conn: self.engine.run(conn, request, scope, now))
-        self._reinforce(response)
+        """The search, for a caller that may block; the bump is queued when it returns."""
+        response = self._run(request)
+        self.reinforcer.bump(_shown(response))
         return response
 
     async def search(self, request: SearchRequest) -> SearchResponse:
-        return await anyio.to_thread.run_sync(self.search_sync, request)
+        """The search in a worker thread; its hits are reinforced off the answer's path."""
+        response = await anyio.to_thread.run_sync(self._run, request)
+        self.reinforcer.later(_shown(response))
+        return response
 
-    def _reinforce(self, response: SearchResponse) -> None:
-        ids = [h.page_id for h in response.hits if not h.superseded]
-        ids += [h.page_id for h in response.global_hits if not h.superseded]
-        self.reinforcer.bump(ids)
+    def _run(self, request: SearchRequest) -> SearchResponse:
+        scope = resolve_scope(request)
+        now = self.clock()
+        return self.readers.read(lambda conn: self.engine.run(conn, request, scope, now))
+
+
+def _shown(response: SearchResponse) -> list[int]:
+    """The current versions a search showed: what reinforcement counts as read."""
+    ids = [h.page_id for h in response.hits if not h.superseded]
+    return ids + [h.page_id for h in response.global_hits if not h.superseded]
 
 
 async def search(retriever: Retriever, request: SearchRequest) -> SearchResponse:
