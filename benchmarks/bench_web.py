@@ -10,7 +10,8 @@ calls, an answer) through /hook, signs in like a browser (token once, then the
 cookie), and prints p50/p95 of every UI page with the HTML size of each: home,
 project, page view, search (plain and with explain), health, the sessions
 timeline, a session view, the page tree, a diff and the link graph (the tree and
-graph twice: as cached, and rendered anew after a write).
+graph twice: as cached, and rendered anew after a write), then the writer's queue
+as ``/admin/status`` reports it (the longest wait from submit to start lately).
 
 Besides the latency seen by the client, ``cpu ms`` is the server's CPU time per call
 (every thread, read from /proc), which a busy machine disturbs far less; the rows
@@ -202,6 +203,12 @@ def main() -> None:
                 f"{cpu:>8.1f} {size / 1024:>8.1f}",
                 flush=True,
             )
+        queue = writer.get("/admin/status").json()["writer"]
+        print(
+            f"writer: {queue['queue_depth']} queued now; the longest wait from submit to start in "
+            f"the last {queue['recent_window_s']} s: {queue['longest_recent_wait_ms']:.1f} ms "
+            f"({queue['commands']} commands in {queue['transactions']} transactions since start)"
+        )
 
 
 def settle(pid: int, most_s: float = 20.0) -> None:

@@ -8,6 +8,7 @@ few sessions), signs in by link and saves one PNG per UI page.
 
 from __future__ import annotations
 
+import base64
 import random
 import shutil
 import subprocess
@@ -19,6 +20,7 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.cdp_support import Browser  # noqa: E402
 from tests.conftest import ServerProcess, seed_web_content  # noqa: E402
 
 from ai_memory.config import Config  # noqa: E402
@@ -112,8 +114,31 @@ def main() -> None:
                     timeout=60,
                 )
                 print(target.relative_to(ROOT))
+            explain_opened(chromium, server, Path(tmp) / "cdp")
         finally:
             server.stop()
+
+
+def explain_opened(chromium: str, server: ServerProcess, profile: Path) -> None:
+    """The search page after a click on the first "why this result" and the query's toggle."""
+    page = PAGES["search-explain"]
+    target = OUT / "search-explain-open.png"
+    flags = ("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars")
+    with Browser(chromium, profile, flags) as tab:
+        tab.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=1200,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+        tab.open(f"{server.url}/web/login?{urlencode({'token': server.token, 'next': page})}")
+        tab.click("document.querySelector('#query-explain summary')")
+        tab.click("document.querySelector('#hits details.explain summary')")
+        tab.js("window.scrollTo(0, 0)")
+        shot = tab.call("Page.captureScreenshot", format="png")
+    target.write_bytes(base64.b64decode(shot["data"]))
+    print(target.relative_to(ROOT))
 
 
 if __name__ == "__main__":

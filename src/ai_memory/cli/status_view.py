@@ -20,7 +20,7 @@ def show_health(health: dict[str, Any]) -> None:
     facts.add_row("sessions open", str(health["sessions_open"]))
     facts.add_row(
         "writer",
-        f"{writer['queue_depth']} queued; longest wait {writer['longest_recent_wait_ms']} ms "
+        f"{writer['queue_depth']} queued; longest wait {writer['longest_recent_wait_ms']:.1f} ms "
         "(last 5 min)",
     )
     facts.add_row(
