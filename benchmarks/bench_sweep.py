@@ -19,6 +19,7 @@ longest hold under 100 ms.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sqlite3
 import sys
@@ -104,12 +105,20 @@ def age(runtime: Runtime, rng: random.Random) -> None:
 
 
 def timed(runtime: Runtime, label: str, work: Any) -> Any:
+    """Run one phase; print its time, the writer's longest hold, its transactions and the
+    machine's load (on a shared machine a hold is mostly time spent waiting for a CPU)."""
     runtime.writer.longest_hold_s = 0.0
+    transactions = runtime.writer.transactions
     began = time.perf_counter()
     result = work()
     elapsed = time.perf_counter() - began
     hold = runtime.writer.longest_hold_s * 1000
-    print(f"{label:<10} {elapsed:8.2f} s   longest writer hold {hold:7.1f} ms", flush=True)
+    count = runtime.writer.transactions - transactions
+    print(
+        f"{label:<10} {elapsed:8.2f} s   longest writer hold {hold:7.1f} ms   "
+        f"{count} transactions   load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
     return result
 
 

@@ -16,6 +16,7 @@ from ai_memory.core.errors import NotInitialised
 from ai_memory.maintenance.merging import reclaim_space
 from ai_memory.store.db import release_wal
 from ai_memory.store.files import remove_temp_files
+from ai_memory.store.heap import release_heap
 from ai_memory.store.readers import ReaderPool
 from ai_memory.store.upgrade import prepare_upgrade
 from ai_memory.store.writer import Writer
@@ -133,6 +134,7 @@ class Runtime:
             reclaim_space(self.writer, None)  # what indexing freed goes back to the filesystem
         for warning in self.startup_report.warnings if self.startup_report else []:
             log.warning("wiki: %s", warning)
+        release_heap()  # what comparing every file with the index needed at once
 
     def stop(self) -> None:
         """Drain accepted writes first, then write the last checkpoint."""

@@ -16,11 +16,14 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from ai_memory.store import sweep as sql
 from ai_memory.store.db import reclaim_step
-from ai_memory.store.writer import Writer
+from ai_memory.store.writer import Command, Writer
+
+T = TypeVar("T")
 
 # The work one merge step may do, in CPU seconds of the writer thread (measured, not
 # the wall clock, so a busy machine does not shrink steps until merging falls behind).
@@ -30,7 +33,22 @@ MIN_LEAVES, MAX_LEAVES = 16, 256
 MAX_FINISH_STEPS = 5000
 # Free pages a database keeps after maintenance (0: every one goes back; writes grow it again).
 KEEP_FREE_PAGES = 0
-MAX_RECLAIM_STEPS = 10_000
+MIN_RECLAIM_PAGES, MAX_RECLAIM_PAGES = 16, 2048
+MAX_RECLAIM_STEPS = 100_000
+
+
+class Budget:
+    """A step size that follows the CPU time its last step took (halve above the budget,
+    grow by half below half of it), within bounds."""
+
+    def __init__(self, size: int, low: int, high: int) -> None:
+        self.size, self.low, self.high = size, low, high
+
+    def adapt(self, cpu_s: float) -> None:
+        if cpu_s > STEP_BUDGET_S:
+            self.size = max(self.low, self.size // 2)
+        elif cpu_s < STEP_BUDGET_S / 2:
+            self.size = min(self.high, self.size * 3 // 2)
 
 
 class IndexMerger:
@@ -39,7 +57,7 @@ class IndexMerger:
     def __init__(self, writer: Writer, timeout: float) -> None:
         self.writer = writer
         self.timeout = timeout
-        self.leaves = 64
+        self.leaves = Budget(64, MIN_LEAVES, MAX_LEAVES)
         self.steps = 0
 
     def step(self, at_most: int = 2) -> None:
@@ -55,20 +73,23 @@ class IndexMerger:
                 return
 
     def _one(self) -> bool:
-        leaves = self.leaves
-
-        def command(conn: sqlite3.Connection) -> tuple[bool, float]:
-            began = time.thread_time()
-            more = sql.merge_step(conn, leaves)
-            return more, time.thread_time() - began
-
-        more, elapsed = self.writer.call(command, timeout=self.timeout)
+        more, cpu_s = self.writer.call(
+            _timed(sql.merge_step, self.leaves.size), timeout=self.timeout
+        )
         self.steps += 1
-        if elapsed > STEP_BUDGET_S:
-            self.leaves = max(MIN_LEAVES, self.leaves // 2)
-        elif elapsed < STEP_BUDGET_S / 2:
-            self.leaves = min(MAX_LEAVES, self.leaves * 3 // 2)
+        self.leaves.adapt(cpu_s)
         return more
+
+
+def _timed(step: Callable[[sqlite3.Connection, int], T], size: int) -> Command[tuple[T, float]]:
+    """A writer command running one step, returning its result and its CPU time."""
+
+    def command(conn: sqlite3.Connection) -> tuple[T, float]:
+        began = time.thread_time()
+        result = step(conn, size)
+        return result, time.thread_time() - began
+
+    return command
 
 
 @contextlib.contextmanager
@@ -86,10 +107,13 @@ def merging_in_steps(writer: Writer, timeout: float) -> Iterator[IndexMerger]:
 
 
 def reclaim_space(writer: Writer, timeout: float | None) -> None:
-    """Give free pages back to the filesystem, a bounded step per transaction."""
+    """Give free pages back to the filesystem, a step per transaction sized to the budget
+    (moving a page from the end of the file into a free slot rewrites what points to it)."""
+    pages = Budget(128, MIN_RECLAIM_PAGES, MAX_RECLAIM_PAGES)
     last = None
     for _ in range(MAX_RECLAIM_STEPS):
-        free = writer.call(reclaim_step, timeout=timeout)
+        free, cpu_s = writer.call(_timed(reclaim_step, pages.size), timeout=timeout)
         if free <= KEEP_FREE_PAGES or free == last:
             return  # little left, or nothing more can go (not an auto-vacuum database)
         last = free
+        pages.adapt(cpu_s)

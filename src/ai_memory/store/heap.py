@@ -1,0 +1,24 @@
+"""Handing memory a large one-off pass freed back to the operating system.
+
+The start-up check holds every page's path and hash at once; once it is done
+that memory is free inside the process but still resident, which on a large
+wiki is most of the server's RSS. A full collection frees what cycles hold,
+and glibc's ``malloc_trim`` returns the free parts of its heap (elsewhere it is
+absent and this does only the collection).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import gc
+
+
+def release_heap() -> None:
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(name).malloc_trim(0)
