@@ -28,6 +28,7 @@ def test_help_lists_the_choices(data_dir: Path) -> None:
     text = done.stdout.decode()
     for kind in ("decision", "concept", "gotcha", "procedure"):
         assert kind in text
+    assert "--pinned" in text and "<bool>" not in text and "<int>" in text  # the real entry
     top = subprocess.run(
         [sys.executable, "-m", "ai_memory", "--help"],
         env=clean_env(COLUMNS="200"),
