@@ -95,3 +95,16 @@ def test_a_drain_is_bounded_and_a_second_one_finds_nothing(
         DrainSummary(0, 0, 0, 0),
     ]
     assert len(prompts(data_dir)) == 12
+
+
+def test_what_a_hook_spools_while_the_server_runs_is_delivered_without_another_hook(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    checkout = make_checkout(tmp_path / "shop")
+    folder = data_dir / "spool"
+    with app_client(data_dir, hooks__spool_recheck_s="0.2"):
+        # A hook that gave up on the running server (here: one sent to a dead address).
+        spool_while_down(data_dir, checkout, 3)
+        assert len(spool.pending(folder)) == 3
+        wait_for_empty(folder)
+        assert sorted(prompts(data_dir)) == [f"spooled prompt {n}" for n in range(3)]

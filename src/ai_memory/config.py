@@ -123,6 +123,12 @@ class HooksSettings(Section):
     page_observations: int = Field(
         50, ge=0, le=1000, description="raw observations listed at the end of a session page"
     )
+    spool_recheck_s: float = Field(
+        15.0,
+        ge=0,
+        le=3600,
+        description="how often the running server delivers the spool (0: at start only)",
+    )
 
 
 class RetrievalSettings(Section):

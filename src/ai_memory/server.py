@@ -49,7 +49,8 @@ def create_app(config: Config, token: str) -> FastAPI:
         app.state.maintenance = maintenance = MaintenanceJobs(runtime.wiki, config)
         maintenance.start()
         app.state.status_sections["maintenance"] = maintenance.status
-        drain = start_spool_drain(hooks, config.data_dir)  # what hooks spooled while down
+        # What hooks spooled while the server was down, then what they spool while it runs.
+        drain = start_spool_drain(hooks, config.data_dir, config.hooks.spool_recheck_s)
         try:
             async with mcp_server.session_manager.run():
                 yield

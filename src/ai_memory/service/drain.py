@@ -1,4 +1,4 @@
-"""Delivering the spool at start-up: what the hooks spooled while the server was down.
+"""Delivering the spool: what the hooks spooled while the server was down or slow.
 
 Every agent's hook client spools into ``<data_dir>/spool/``; without this, an event
 spooled during a reboot or a crash waits for the next hook run of an agent that may
@@ -8,8 +8,10 @@ would, so a hook client retrying the same files at the same time duplicates noth
 every event keeps its ``ingest_key``.
 
 Bounded: it takes the files present at start (at most ``limit``), in batches, retries
-a batch answered 429 a few times, and stops at its deadline; what is left waits for
-the next hook run or ``ai-memory hook-drain``.
+a batch answered 429 a few times, and stops at its deadline. Then it looks again every
+``recheck_s``: a hook that gave up on a slow but running server (its budget is a few
+hundred milliseconds) spools its event, and the last event of a session (its end) has
+no later hook run to retry it.
 """
 
 from __future__ import annotations
@@ -45,11 +47,20 @@ class DrainSummary:
     kept: int
 
 
-def start_spool_drain(hooks: HookService, data_dir: Path) -> asyncio.Task[DrainSummary]:
-    """Run :func:`drain_spool` beside the server; cancel the task at shutdown."""
+def start_spool_drain(
+    hooks: HookService, data_dir: Path, recheck_s: float = 0.0
+) -> asyncio.Task[None]:
+    """Drain the spool beside the server, then every ``recheck_s`` (0: once); cancel at shutdown."""
     return asyncio.get_running_loop().create_task(
-        _guarded(hooks, data_dir), name="ai-memory-spool-drain"
+        _keep_draining(hooks, data_dir, recheck_s), name="ai-memory-spool-drain"
     )
+
+
+async def _keep_draining(hooks: HookService, data_dir: Path, recheck_s: float) -> None:
+    await _guarded(hooks, data_dir)
+    while recheck_s > 0:
+        await asyncio.sleep(recheck_s)
+        await _guarded(hooks, data_dir)
 
 
 async def _guarded(hooks: HookService, data_dir: Path) -> DrainSummary:
@@ -57,7 +68,7 @@ async def _guarded(hooks: HookService, data_dir: Path) -> DrainSummary:
     try:
         return await drain_spool(hooks, data_dir)
     except AiMemoryError as exc:
-        log.warning("spool at start-up: stopped, events stay spooled: %s", exc.message)
+        log.warning("spool: delivery stopped, events stay spooled: %s", exc.message)
         return DrainSummary(0, 0, 0, 0)
 
 
@@ -81,7 +92,7 @@ async def drain_spool(
     summary = DrainSummary(len(keys), tally.delivered, tally.rejected, kept)
     if keys:
         log.info(
-            "spool at start-up: %d event(s) found, %d delivered, %d refused, %d left",
+            "spool: %d event(s) found, %d delivered, %d refused, %d left",
             *(summary.found, summary.delivered, summary.rejected, kept),
         )
     return summary
