@@ -120,3 +120,13 @@ def test_an_event_with_anything_to_redact_is_left_to_a_worker() -> None:
     assert parse_in_place(params, _event("x"), sanitizer, IN_PLACE_BYTES + 1) is None
     with pytest.raises(InvalidInput):
         parse_in_place({**params, "agent": "bad agent"}, _event("x"), sanitizer, 100)
+
+
+def test_short_texts_seen_before_redact_the_same() -> None:
+    redactor = Redactor()
+    secret = "token=sk-abcdefghijklmnopqrstuvwx"
+    for _ in range(3):
+        assert redactor.redact("claude-code") == "claude-code"
+        assert "abcdefghijklmnop" not in redactor.redact(secret)
+        assert redactor.holds_secret(secret)
+        assert redactor.redact("lone \ud800") == "lone \ufffd"

@@ -29,6 +29,10 @@ from ai_memory.hookclient.patterns import SECRETS, kept_around
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Room for the combined automaton; RE2 allocates its states only as a scan needs them.
 _SET_MEMORY = 64 << 20
+# Short texts found clean are remembered (agent names, event names, session ids and
+# paths recur on every event); nothing holding a secret is ever kept.
+_REMEMBERED_CHARS = 256
+_REMEMBERED_TEXTS = 4096
 
 
 def without_surrogates(text: str) -> str:
@@ -111,6 +115,7 @@ class Redactor:
                     "so use a named group 'v' for the part to redact instead"
                 ) from None
         self._passes = tuple(passes)
+        self._clean: set[str] = set()
         options.max_mem = scan_memory
         try:
             self._scan: _Scan | None = _Scan([one.pattern for one in passes], options)
@@ -119,13 +124,15 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         """``text`` with every secret replaced by ``[REDACTED]``; linear in its length."""
-        if not text:
+        if not text or text in self._clean:
             return text
+        given = text
         text = without_surrogates(text)
         hits = self._scan.hits(text) if self._scan is not None else None
         if hits is None:
             return self._each_from(0, text, text.lower())
         if not hits:
+            self._remember(given, text)
             return text
         lowered = text.lower()  # triggers are looked for in the text as it came
         pending = sorted(hits)
@@ -145,11 +152,13 @@ class Redactor:
         """``text`` (lone surrogates settled) when no pattern matches anywhere in it; else
         raise :class:`NeedsRedaction`. One scan, no per-match work: cheap enough to run
         where a request arrives, leaving text that holds a match to a worker thread."""
-        if not text:
+        if not text or text in self._clean:
             return text
+        given = text
         text = without_surrogates(text)
         if self._scan is None or self._scan.hits(text) != set():
             raise NeedsRedaction
+        self._remember(given, text)
         return text
 
     def redact_each(self, text: str) -> str:
@@ -163,6 +172,13 @@ class Redactor:
         """Whether redaction would change ``text`` (a lone surrogate is not a secret)."""
         text = without_surrogates(text)
         return self.redact(text) != text
+
+    def _remember(self, given: str, clean: str) -> None:
+        """Keep ``given`` as clean if it is short and redaction returns it unchanged."""
+        if given is clean and len(given) <= _REMEMBERED_CHARS:
+            if len(self._clean) >= _REMEMBERED_TEXTS:
+                self._clean.clear()
+            self._clean.add(given)
 
     def _each_from(self, start: int, text: str, lowered: str) -> str:
         for one in self._passes[start:]:
