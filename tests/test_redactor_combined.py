@@ -130,3 +130,8 @@ def test_short_texts_seen_before_redact_the_same() -> None:
         assert "abcdefghijklmnop" not in redactor.redact(secret)
         assert redactor.holds_secret(secret)
         assert redactor.redact("lone \ud800") == "lone \ufffd"
+
+
+def test_an_event_naming_no_project_is_resolved_off_the_loop() -> None:
+    params = {"agent": "claude-code", "event": "PostToolUse", "cwd": "/tmp"}
+    assert parse_in_place(params, _event("x"), Sanitizer(), 100) is None

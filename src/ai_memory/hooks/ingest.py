@@ -99,9 +99,10 @@ def parse_in_place(
     params: Mapping[str, str], body: object, sanitizer: Sanitizer, size: int
 ) -> HookEvent | None:
     """:func:`parse_event` on the calling thread when that is cheap; None when it is not
-    (``size``, the body's bytes, over :data:`IN_PLACE_BYTES`, or a field with text to
+    (``size``, the body's bytes, over :data:`IN_PLACE_BYTES`; no ``project`` given, so
+    resolving one from ``cwd`` would read the checkout's files; or a field with text to
     redact). Invalid input raises :class:`InvalidInput` here just the same."""
-    if size > IN_PLACE_BYTES:
+    if size > IN_PLACE_BYTES or not params.get("project"):
         return None
     try:
         return parse_event(params, body, sanitizer.in_place())
