@@ -231,6 +231,13 @@ MIGRATIONS: list[str] = [
     CREATE INDEX pages_listing ON pages(workspace, project, is_latest, kind, path, title,
         deleted_at) WHERE is_latest = 1;
     """,
+    # 10: the sessions timeline counts each session's failed tool calls; this index holds
+    # those calls alone (its condition is the timeline's, word for word), so the count does
+    # not read every event of a long session.
+    """
+    CREATE INDEX observations_failed ON observations(workspace, project, session_id)
+        WHERE kind = 'post-tool-use' AND meta LIKE '%"failed": true%';
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

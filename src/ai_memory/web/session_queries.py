@@ -10,6 +10,8 @@ from ai_memory.core.errors import NotFound
 from ai_memory.core.identity import Scope
 
 TITLE_CHARS = 120
+# The failed-calls condition is the one of the partial index observations_failed
+# (migration 10): keep the two the same, or the count reads every event again.
 SESSION_FIELDS = """
 s.id, s.workspace, s.project, s.session_id, s.agent, s.started_at, s.last_event_at,
 s.ended_at, s.end_reason, s.page_id, p.path AS page_path, p.title AS page_title,
