@@ -298,7 +298,8 @@ def _raw_fts(retriever: Retriever) -> Callable[[sqlite3.Connection, list[str]], 
 
 def _search(retriever: Retriever) -> Callable[[str], Any]:
     def run(text: str) -> Any:
-        return retriever.search_sync(SearchRequest(query=text, project=SCOPE.project))
+        # Hits noted for reinforcement as the server's search notes them.
+        return retriever.search_sync(SearchRequest(query=text, project=SCOPE.project), defer=True)
 
     return run
 

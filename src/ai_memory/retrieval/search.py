@@ -62,10 +62,14 @@ class Retriever:
         reinforcer = Reinforcer(writer, settings.reinforce_interval_s, clock)
         return cls(readers, engine, reinforcer, clock)
 
-    def search_sync(self, request: SearchRequest) -> SearchResponse:
-        """The search, for a caller that may block; the bump is queued when it returns."""
+    def search_sync(self, request: SearchRequest, *, defer: bool = False) -> SearchResponse:
+        """The search, for a caller that may block; the bump is queued when it returns,
+        or with ``defer`` noted for later, as the server's search does."""
         response = self._run(request)
-        self.reinforcer.bump(_shown(response))
+        if defer:
+            self.reinforcer.later(_shown(response))
+        else:
+            self.reinforcer.bump(_shown(response))
         return response
 
     async def search(self, request: SearchRequest) -> SearchResponse:
