@@ -204,6 +204,9 @@ def main() -> None:
                 flush=True,
             )
         queue = writer.get("/admin/status").json()["writer"]
+        if "longest_recent_wait_ms" not in queue:  # a release before the writer measured it
+            print(f"writer: {queue['queue_depth']} queued now (no queue wait reported)")
+            return
         print(
             f"writer: {queue['queue_depth']} queued now; the longest wait from submit to start in "
             f"the last {queue['recent_window_s']} s: {queue['longest_recent_wait_ms']:.1f} ms "

@@ -43,18 +43,21 @@ class Folder:
 def tree(conn: sqlite3.Connection, scope: Scope) -> Folder:
     """Every latest page under its folders, each folder with its page count per kind."""
     root = Folder("", "")
-    rows = conn.execute(TREE, (scope.workspace, scope.project)).fetchall()
-    for row in sorted(rows, key=lambda r: str(r["path"])):
-        *parts, _ = row["path"].split("/")
+    cursor = conn.execute(TREE, (scope.workspace, scope.project))
+    cursor.row_factory = None  # plain tuples: thousands of rows
+    for path, title, kind in sorted(cursor.fetchall()):
+        *parts, _ = path.split("/")
         node = root
         node.count += 1
-        node.kinds[row["kind"]] += 1
+        node.kinds[kind] += 1
         for part in parts:
-            prefix = f"{node.prefix}{part}/"
-            node = node.folders.setdefault(part, Folder(part, prefix))
+            child = node.folders.get(part)
+            if child is None:  # built once per folder, not once per page
+                child = node.folders[part] = Folder(part, f"{node.prefix}{part}/")
+            node = child
             node.count += 1
-            node.kinds[row["kind"]] += 1
-        node.pages.append(dict(row))
+            node.kinds[kind] += 1
+        node.pages.append({"path": path, "title": title, "kind": kind})
     return root
 
 
