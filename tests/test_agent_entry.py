@@ -27,6 +27,9 @@ SLOW = {
     "contextlib",
     "unicodedata",
     "site",
+    "re",
+    "json",
+    "enum",
 }
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -74,20 +77,23 @@ def test_the_hook_spools_redacted_and_loads_nothing_slow_when_the_server_is_down
     command = hook_install.hook_command("claude-code", "UserPromptSubmit", data, server=server)
     secret = "ghp_" + "a1B2" * 10
     payload = {"session_id": "e-1", "cwd": str(checkout(tmp_path)), "prompt": f"use {secret}"}
-    ran = subprocess.run(
-        ["sh", "-c", command.replace(" -I -S ", " -I -S -X importtime ", 1)],
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        env=clean_env(),
-        timeout=60,
-    )
-    assert ran.returncode == 0 and json.loads(ran.stdout) == {}
+    for _ in range(2):  # the first run may compile what the pattern cache lacks
+        ran = subprocess.run(
+            ["sh", "-c", command.replace(" -I -S ", " -I -S -X importtime ", 1)],
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            env=clean_env(),
+            timeout=60,
+        )
+        assert ran.returncode == 0 and json.loads(ran.stdout) == {}
     loaded = imported(ran.stderr.decode())
     assert "ai_memory" in loaded and not loaded & SLOW, sorted(loaded & SLOW)
-    (spooled,) = (data / "spool").glob("*.json")
-    entry = json.loads(spooled.read_text())
-    assert entry["params"]["project"] == "entry" and entry["params"]["ingest_key"]
-    assert "[REDACTED]" in entry["body"]["prompt"] and secret not in spooled.read_text()
+    spooled = sorted((data / "spool").glob("*.json"))
+    entries = [json.loads(path.read_text()) for path in spooled]
+    assert len({e["params"]["ingest_key"] for e in entries}) == 2
+    for path, entry in zip(spooled, entries, strict=True):
+        assert entry["params"]["project"] == "entry"
+        assert "[REDACTED]" in entry["body"]["prompt"] and secret not in path.read_text()
     assert "unreachable" in (data / "logs" / "hook.log").read_text()
 
 

@@ -10,7 +10,6 @@ run stays under 200 ms and exits 0 whatever happens, with errors written to
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -18,7 +17,9 @@ import time
 from ai_memory import locate
 from ai_memory.hookclient import spool
 from ai_memory.hookclient.deliver import Tally, log_error, retry_spooled, settle
-from ai_memory.hookclient.redact import redact, redact_payload
+from ai_memory.hookclient.fastjson import dumps, loads
+from ai_memory.hookclient.fastre import Patterns, cache_file
+from ai_memory.hookclient.redact import holds_secret, redact, redact_payload
 from ai_memory.hookclient.resolve import resolve_project
 from ai_memory.hookclient.sessionid import safe_session_id
 from ai_memory.hookclient.shrink import shrink
@@ -106,7 +107,7 @@ def run(
     except BaseException as exc:  # the agent must never see a failure
         log_error(data_dir, f"{type(exc).__name__}: {exc}")
     try:
-        out.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        out.write(dumps(answer) + "\n")
         out.flush()
     except (OSError, ValueError):
         pass
@@ -137,19 +138,20 @@ def handle(
     cwd = _cwd(payload)
     identity = resolve_project(cwd)
     # From here on only redacted text: the spool on disk never holds a secret.
-    payload = redact_payload(payload)
+    patterns = Patterns(cache_file())
+    payload = redact_payload(payload, patterns)
     params = {
         "agent": args.agent,
-        "cwd": redact(cwd),
+        "cwd": redact(cwd, patterns),
         "workspace": identity.workspace,
         "project": identity.project,
         "ingest_key": spool.new_ingest_key(),
     }
     if identity.remote:
-        params["remote"] = redact(identity.remote)
+        params["remote"] = redact(identity.remote, patterns)
     if args.event:
         params["event"] = args.event
-    session_id = _session_id(payload, env)
+    session_id = _session_id(payload, env, patterns)
     if session_id:
         params["session_id"] = session_id
     folder = os.path.join(data_dir, "spool")
@@ -166,6 +168,7 @@ def handle(
         return answer
     finally:
         transport.close()
+        patterns.save()
 
 
 def network_deadline(started: float, now: float) -> float:
@@ -250,7 +253,7 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = loads(raw)
     except ValueError:
         value = {"raw": raw.decode("utf-8", errors="replace")}
     if not isinstance(value, dict):
@@ -281,13 +284,16 @@ def _cwd(payload: dict[str, Any]) -> str:
     return os.getcwd()
 
 
-def _session_id(payload: dict[str, Any], env: Mapping[str, str]) -> str | None:
+def _session_id(payload: dict[str, Any], env: Mapping[str, str], patterns: Patterns) -> str | None:
+    def secret_in(text: str) -> bool:
+        return holds_secret(text, patterns)
+
     for key in SESSION_KEYS:
         value = payload.get(key)
         if isinstance(value, str | int) and str(value).strip():
-            return safe_session_id(str(value))
+            return safe_session_id(str(value), secret_in)
     given = env.get("AI_MEMORY_SESSION_ID")
-    return safe_session_id(given) if given else None
+    return safe_session_id(given, secret_in) if given else None
 
 
 def _raw_event(event: str | None, payload: dict[str, Any]) -> str:

@@ -11,8 +11,6 @@ configured patterns: this pass keeps secrets out of the spool on disk.
 
 from __future__ import annotations
 
-import re
-
 from ai_memory.hookclient.patterns import (
     REDACTED,
     SECRETS,
@@ -23,14 +21,20 @@ from ai_memory.hookclient.patterns import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable
     from typing import Any
+
+    from ai_memory.hookclient.fastre import Patterns
 
 MAX_DEPTH = 40
 
 
-def redact(text: str) -> str:
-    """``text`` with every secret of the table replaced by ``[REDACTED]``."""
+def redact(text: str, patterns: Patterns | None = None) -> str:
+    """``text`` with every secret of the table replaced by ``[REDACTED]``.
+
+    ``patterns`` compiles them (the hook client's cache); by default ``re`` does.
+    """
     if len(text) < 8:
         return text
     lowered = text.lower()
@@ -41,21 +45,23 @@ def redact(text: str) -> str:
         else:
             if secret.triggers:
                 continue
-        text = re.compile(secret.re_pattern or secret.pattern).sub(_replace, text)
+        text = _compiled(secret.re_pattern or secret.pattern, patterns).sub(_replace, text)
     return text
 
 
-def holds_secret(text: str) -> bool:
-    return redact(text) != text
+def holds_secret(text: str, patterns: Patterns | None = None) -> bool:
+    return redact(text, patterns) != text
 
 
-def redact_payload(payload: dict[str, Any]) -> dict[str, Any]:
+def redact_payload(payload: dict[str, Any], patterns: Patterns | None = None) -> dict[str, Any]:
     """``payload`` with secrets redacted in every string, key and credential-named field."""
-    value = redact_tree(payload, redact)
+    value = redact_tree(payload, lambda text: redact(text, patterns), patterns=patterns)
     return value if isinstance(value, dict) else {}
 
 
-def redact_tree(value: Any, text: Callable[[str], str], depth: int = 0) -> Any:
+def redact_tree(
+    value: Any, text: Callable[[str], str], depth: int = 0, patterns: Patterns | None = None
+) -> Any:
     """A JSON-like value with ``text`` applied to every string and key.
 
     A field named like a credential (``password``, ``api_key``…) loses its string value
@@ -68,20 +74,28 @@ def redact_tree(value: Any, text: Callable[[str], str], depth: int = 0) -> Any:
     if isinstance(value, dict):
         return {
             text(str(k)): REDACTED
-            if isinstance(v, str) and v and _sensitive(str(k))
-            else redact_tree(v, text, depth + 1)
+            if isinstance(v, str) and v and _sensitive(str(k), patterns)
+            else redact_tree(v, text, depth + 1, patterns)
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):
-        return [redact_tree(v, text, depth + 1) for v in value]
+        return [redact_tree(v, text, depth + 1, patterns) for v in value]
     return value
 
 
-def _sensitive(key: str) -> bool:
+def _compiled(pattern: str, patterns: Patterns | None) -> re.Pattern[str]:
+    if patterns is not None:
+        return patterns.get(pattern)
+    import re
+
+    return re.compile(pattern)
+
+
+def _sensitive(key: str, patterns: Patterns | None = None) -> bool:
     lowered = key.lower()
     if not any(word in lowered for word in SENSITIVE_KEY_TRIGGERS):
         return False
-    return re.search(SENSITIVE_KEY, key[:200]) is not None
+    return _compiled(SENSITIVE_KEY, patterns).search(key[:200]) is not None
 
 
 def _replace(match: re.Match[str]) -> str:

@@ -8,9 +8,10 @@ never duplicate it.
 
 from __future__ import annotations
 
-import json
 import os
 import time
+
+from ai_memory.hookclient.fastjson import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def write(spool: Folder, key: str, entry: dict[str, Any]) -> str:
     # 0600 from the first byte, whatever the agent's umask: the spool is captured text.
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with open(fd, "w", encoding="utf-8") as handle:
-        json.dump(entry, handle, ensure_ascii=False, separators=(",", ":"))
+        handle.write(dumps(entry))
     os.replace(temp, target)
     return target
 
@@ -109,7 +110,7 @@ def read_sized(spool: Folder, key: str) -> tuple[dict[str, Any] | None, int]:
     try:
         with open(os.path.join(spool, f"{key}{SUFFIX}"), "rb") as handle:
             raw = handle.read()
-        entry = json.loads(raw)
+        entry = loads(raw)
     except FileNotFoundError:
         return None, 0
     except (OSError, ValueError):

@@ -11,8 +11,9 @@ imported only then.
 from __future__ import annotations
 
 import _socket
-import json
 import time
+
+from ai_memory.hookclient.fastjson import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -236,14 +237,14 @@ class Transport:
         target = f"{self._prefix}{path}"
         if params:
             target += "?" + "&".join(f"{quote(k)}={quote(str(v))}" for k, v in params.items())
-        data = b"" if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        data = b"" if body is None else dumps(body).encode("utf-8")
         try:
             status, raw = self._conn.exchange(self._headers(method, target, len(data)), data)
         except (OSError, ValueError) as exc:
             self.down = True
             raise Unreachable(f"{type(exc).__name__}: {exc}") from None
         try:
-            payload = json.loads(raw) if raw else None
+            payload = loads(raw) if raw else None
         except ValueError:
             payload = None
         return status, payload

@@ -4,8 +4,8 @@ Agents that only speak stdio (or that should not hold the token) launch this.
 It adds what the HTTP server cannot know: the bearer token (read from the data
 dir, never from the agent's config), the agent's session id and the directory
 the agent was launched in, which scope resolution uses. Standard library only,
-and only the fast part of it (the hook client's raw-socket HTTP, no
-``http.client``, ``dataclasses`` or ``typing``), so it answers ``initialize``
+and only the fast part of it (the hook client's raw-socket HTTP and JSON, no
+``http.client``, ``json``, ``re``, ``dataclasses`` or ``typing``), so it answers ``initialize``
 soon after it is spawned; it checks the server before reading a single message
 and exits at once, saying why, when the server is unreachable or refuses the
 token.
@@ -13,12 +13,12 @@ token.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
 from ai_memory import locate
+from ai_memory.hookclient import fastjson as json
 from ai_memory.hookclient.transport import Connection, quote, split_url
 
 TYPE_CHECKING = False
