@@ -58,3 +58,12 @@ def test_a_damaged_or_unwritable_cache_falls_back_to_re(tmp_path: Path) -> None:
     assert blocked.get(r"c+d") == re.compile(r"c+d")
     blocked.save()  # cannot be written there: nothing raised, nothing kept
     assert Patterns(None).get(r"e+f") == re.compile(r"e+f")
+
+
+def test_warming_fills_the_cache_with_the_whole_table(tmp_path: Path) -> None:
+    from ai_memory.hookclient.fastre import warm
+
+    cache = str(tmp_path / "patterns.marshal")
+    wanted = [s.re_pattern or s.pattern for s in SECRETS]
+    warm(wanted, cache)
+    assert set(Patterns(cache).entries) == set(wanted)

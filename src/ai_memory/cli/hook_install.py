@@ -130,6 +130,14 @@ def hook_argv(program: str | None = None) -> list[str]:
     return [default_program(), "hook"]
 
 
+def warm_hook_client() -> None:
+    """Fill the hook client's pattern cache, so the first event after install is quick too."""
+    from ai_memory.hookclient import fastre
+    from ai_memory.hookclient.patterns import SECRETS, SENSITIVE_KEY
+
+    fastre.warm([s.re_pattern or s.pattern for s in SECRETS] + [SENSITIVE_KEY])
+
+
 def hook_command(
     agent: str,
     event: str,

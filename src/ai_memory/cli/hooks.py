@@ -62,6 +62,8 @@ def install_hooks(
     server: ServerUrl = None,
 ) -> None:
     """Add ai-memory's hooks to an agent's settings, keeping every other entry."""
+    if apply:
+        hook_install.warm_hook_client()
     if agent in hook_install.PLUGIN_AGENTS:
         _install_plugin(agent, apply, settings, data_dir, server)
         return

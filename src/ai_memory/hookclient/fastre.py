@@ -84,6 +84,14 @@ class Patterns:
                 return
 
 
+def warm(patterns: list[str], path: str | None = None) -> None:
+    """Compile ``patterns`` into the cache now, so no hook run pays for it later."""
+    cache = Patterns(cache_file() if path is None else path)
+    for pattern in patterns:
+        cache.get(pattern)
+    cache.save()
+
+
 def _load(path: str | None) -> dict[str, tuple[Any, ...]]:
     if path is None:
         return {}
