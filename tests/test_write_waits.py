@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+from ai_memory.metrics.status import writer_waits
 from ai_memory.store.write_waits import BUCKETS, WaitTracker
 from ai_memory.store.writer import Writer
 
@@ -30,6 +31,8 @@ def test_a_write_queued_behind_a_slow_one_reports_its_wait(tmp_path: Path) -> No
         second = writer.submit(lambda conn: conn.execute("SELECT 1").fetchone()[0])
         assert writer.backlog == 1
         time.sleep(HELD_S)
+        assert writer.oldest_wait_s >= HELD_S  # seen while it still waits
+        assert writer_waits(writer).longest_recent_s >= HELD_S
         release.set()
         first.result(10)
         assert second.result(10) == 1
@@ -37,6 +40,7 @@ def test_a_write_queued_behind_a_slow_one_reports_its_wait(tmp_path: Path) -> No
     finally:
         release.set()
         writer.stop()
+    assert writer.oldest_wait_s == 0.0  # nothing queued any more
     waits = writer.waits.snapshot()
     assert waits.count == 2 and sum(waits.buckets) == 2
     # The second write could not start before the first let go of the writer.

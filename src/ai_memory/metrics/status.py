@@ -8,6 +8,7 @@ instead of failing the answer.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -22,6 +23,8 @@ from ai_memory import __version__
 from ai_memory.metrics.registry import Metrics
 from ai_memory.metrics.status_queries import status_rows
 from ai_memory.runtime import Runtime
+from ai_memory.store.write_waits import WaitSnapshot
+from ai_memory.store.writer import Writer
 
 log = logging.getLogger(__name__)
 Section = Callable[[], Mapping[str, Any]]
@@ -66,16 +69,23 @@ async def build_status(
 
 
 def writer_facts(runtime: Runtime) -> dict[str, Any]:
-    """The queue: how many writes wait now, and the longest any waited lately (submit to start)."""
+    """The queue: how many writes wait now, and the longest any waited lately (submit to
+    start), counting the oldest still waiting."""
     writer = runtime.writer
-    waits = writer.waits.snapshot()
     return {
         "queue_depth": writer.backlog,
-        "longest_recent_wait_ms": round(waits.longest_recent_s * 1000, 3),
+        "longest_recent_wait_ms": round(writer_waits(writer).longest_recent_s * 1000, 3),
         "recent_window_s": writer.waits.window_s,
         "transactions": writer.transactions,
         "commands": writer.commands,
     }
+
+
+def writer_waits(writer: Writer) -> WaitSnapshot:
+    """The writer's recorded waits, the longest raised to the oldest command still queued."""
+    waits = writer.waits.snapshot()
+    longest = max(waits.longest_recent_s, writer.oldest_wait_s)
+    return dataclasses.replace(waits, longest_recent_s=longest)
 
 
 def disk_facts(runtime: Runtime) -> dict[str, Any]:

@@ -110,6 +110,14 @@ class Writer:
     def backlog(self) -> int:
         return self._queue.qsize()
 
+    @property
+    def oldest_wait_s(self) -> float:
+        """How long the oldest command still queued has waited so far (0 when none): a
+        writer stuck in one long transaction shows here before any wait is recorded."""
+        with self._queue.mutex:
+            head = self._queue.queue[0] if self._queue.queue else None
+        return time.perf_counter() - head.submitted if isinstance(head, _Job) else 0.0
+
     def submit(self, command: Command[T], *, timeout: float | None = 0.0) -> Future[T]:
         """Queue ``command``; raise :class:`Saturated` if no room appears within ``timeout``.
 

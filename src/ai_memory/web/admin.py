@@ -13,7 +13,7 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from ai_memory.metrics.registry import Metrics
-from ai_memory.metrics.status import Section, build_status
+from ai_memory.metrics.status import Section, build_status, writer_waits
 from ai_memory.metrics.status_queries import last_write, unix_time
 from ai_memory.runtime import Runtime
 from ai_memory.web.deps import get_runtime
@@ -49,5 +49,5 @@ async def status(runtime: RuntimeDep, metrics: MetricsDep, sections: SectionsDep
 @router.get("/metrics")
 async def metrics_text(runtime: RuntimeDep, metrics: MetricsDep) -> Response:
     last = await runtime.readers.aread(last_write)
-    body = metrics.render(runtime.writer.backlog, unix_time(last), runtime.writer.waits.snapshot())
+    body = metrics.render(runtime.writer.backlog, unix_time(last), writer_waits(runtime.writer))
     return Response(body, media_type=CONTENT_TYPE_LATEST)
