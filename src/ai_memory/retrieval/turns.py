@@ -4,7 +4,8 @@ A turn that matches the query's words is often the question, and the turn
 after it (the other speaker's answer, the tool call and its output) holds
 what was asked for; so each matching turn brings the next turn of its
 session along, marked with ``follows``. Session start and end events are
-never shown as replies.
+never shown as replies. Which of a session's matching turns are shown is
+chosen for the query (``turn_choice``), not taken in BM25 order.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from ai_memory.retrieval.fusion import Fused
 from ai_memory.retrieval.models import Turn
 from ai_memory.retrieval.snippets import snippet
-from ai_memory.retrieval.streams.evidence import Observation
+from ai_memory.retrieval.turn_choice import chosen_turns
 
 TURN_WORDS = 40  # words of a turn's snippet
 
@@ -38,11 +39,18 @@ def session_turns(
     conn: sqlite3.Connection, entries: list[Fused], terms: list[str]
 ) -> dict[int, list[Turn]]:
     """page id -> the turns to show for each session hit among ``entries``."""
-    matched: dict[int, list[Observation]] = {}
-    for entry in entries:
-        for c in entry.streams.values():
-            if c.detail.get("turns"):
-                matched[entry.page_id] = c.detail["turns"]
+    carriers = [
+        (entry.page_id, c.detail)
+        for entry in entries
+        for c in entry.streams.values()
+        if c.detail.get("turns")
+    ]
+    candidates = {
+        page_id: detail.get("candidates") or detail["turns"] for page_id, detail in carriers
+    }
+    matched = chosen_turns(conn, candidates, terms)
+    for page_id, detail in carriers:
+        detail["turns"] = matched[page_id]  # explain lists the turns the hit shows
     ids = [obs.id for found in matched.values() for obs in found]
     if not ids:
         return {}

@@ -43,6 +43,7 @@ ORDER BY rowid DESC LIMIT 1 OFFSET ?
 PREFILTER = 10
 WINDOW = 1000
 TURNS = 2  # the best matching turns a session hit carries (each with its reply)
+CHOICE = 8  # the matching turns of a session its shown turns are chosen from (turn_choice)
 
 BODIES = "SELECT id, body FROM observations WHERE id IN ({marks})"
 
@@ -140,7 +141,7 @@ def evidence_stream(
     for obs in observations:
         key = (obs.workspace, obs.project, f"sessions/{obs.session_id}.md")
         found = turns.setdefault(key, [])
-        if len(found) < TURNS:
+        if len(found) < CHOICE:
             found.append(obs)
     if not turns:
         return StreamResult("evidence", [])
@@ -159,7 +160,8 @@ def evidence_stream(
             detail: dict[str, Any] = {
                 "observation_id": best.id,
                 "session_id": best.session_id,
-                "turns": found,
+                "turns": found[:TURNS],
+                "candidates": found,
             }
             hits.append(StreamHit(page_id, best.score, detail, session=True))
     return StreamResult("evidence", hits[:limit])
