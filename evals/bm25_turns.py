@@ -4,6 +4,8 @@ Each turn is one row (the same ``"<speaker>: <text>"`` prompt the pipeline gets)
 a question becomes the OR of its content words, prepared the way the pipeline
 prepares it, and is matched within its own conversation. The top 5 turns give
 turn R@5; the first 5 distinct sessions among the ranked turns give session R@5.
+``shown`` gives the baseline the pipeline's own turn budget: the 2 best turns of
+each of the first 5 sessions, each with the turn after it.
 """
 
 from __future__ import annotations
@@ -49,3 +51,21 @@ def recall(
     distinct = list(dict.fromkeys(s for s, _ in ranked))
     rank = next((i for i, s in enumerate(distinct, 1) if s in sessions), None)
     return rank, any(d in turns for _, d in ranked[:5])
+
+
+def shown(ranked: list[tuple[int, str]], turns: set[str], hits: int = 5, each: int = 2) -> bool:
+    """Whether an evidence turn is among the turns the pipeline would show for these
+    ranked turns: ``each`` best turns of each of the first ``hits`` sessions, plus
+    the turn after each (``D<s>:<i>`` is followed by ``D<s>:<i+1>``)."""
+    per: dict[int, list[str]] = {}
+    for session, dia in ranked:
+        if session in per or len(per) < hits:
+            per.setdefault(session, [])
+            if len(per[session]) < each:
+                per[session].append(dia)
+    out: set[str] = set()
+    for dias in per.values():
+        for dia in dias:
+            head, _, number = dia.rpartition(":")
+            out |= {dia, f"{head}:{int(number) + 1}"} if number.isdigit() else {dia}
+    return bool(out & turns)
