@@ -61,23 +61,52 @@ def time_hook(
     event: str,
     payload: dict[str, Any],
     program: list[str] = HOOK_ARGV,
-) -> float:
+) -> tuple[float, float]:
     command = [*program, "--agent", "claude-code", "--event", event]
     return time_command(command, json.dumps(payload).encode(), env, cwd)
 
 
-def time_command(command: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> float:
+def time_command(
+    command: list[str], stdin: bytes, env: dict[str, str], cwd: Path
+) -> tuple[float, float]:
+    """Wall time and the child's CPU time, in ms (a loaded machine moves CPU time less)."""
     started = time.perf_counter()
-    subprocess.run(command, input=stdin, env=env, cwd=cwd, capture_output=True, check=True)
-    return (time.perf_counter() - started) * 1000
+    proc = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = (time.perf_counter() - started) * 1000
+    if proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, command)
+    return wall, (usage.ru_utime + usage.ru_stime) * 1000
 
 
-def report_runs(label: str, times: list[float], floor: float | None = None) -> None:
+def report_runs(
+    label: str,
+    times: list[float],
+    floor: float | None = None,
+    cpu: list[float] | None = None,
+    floor_cpu: float | None = None,
+) -> None:
     median = statistics.median(times)
-    ratio = f"   {median / floor:4.1f}x the floor" if floor else ""
+    ratio = f" {median / floor:4.1f}x" if floor else ""
+    cpu_text = ""
+    if cpu:
+        cpu_median = statistics.median(cpu)
+        cpu_ratio = f" {cpu_median / floor_cpu:4.1f}x" if floor_cpu else ""
+        cpu_text = f"   cpu {cpu_median:5.1f} ms{cpu_ratio}"
     print(
-        f"  {label:<48} median {median:6.1f} ms   "
-        f"p95 {percentile(times, 0.95):6.1f} ms{ratio}   (n={len(times)})"
+        f"  {label:<46} median {median:6.1f} ms{ratio}   "
+        f"p95 {percentile(times, 0.95):6.1f} ms{cpu_text}   (n={len(times)})"
     )
 
 
@@ -100,8 +129,8 @@ def bench_hook_command(server: Server, root: Path, runs: int) -> None:
         "hook_event_name": "UserPromptSubmit",
         "prompt": "refactor the writer queue and add a benchmark",
     }
-    floors: dict[str, list[float]] = {label: [] for label in FLOORS}
-    rows: dict[str, list[float]] = {}
+    floors: dict[str, list[tuple[float, float]]] = {label: [] for label in FLOORS}
+    rows: dict[str, list[tuple[float, float]]] = {}
 
     def timed(label: str, run: Any) -> None:
         """One run of ``run`` per iteration, each after one run of every floor command."""
@@ -123,7 +152,7 @@ def bench_hook_command(server: Server, root: Path, runs: int) -> None:
     )
     with server.client() as client:
 
-        def session_start(i: int) -> float:
+        def session_start(i: int) -> tuple[float, float]:
             summary = f"handoff {i}: " + "continue the refactor. " * 30
             client.post("/api/v1/handoffs", json={"project": PROJECT, "summary": summary})
             start = {
@@ -145,11 +174,12 @@ def bench_hook_command(server: Server, root: Path, runs: int) -> None:
             "SessionStart, server hung (never answers)",
             lambda i: time_hook(stuck, cwd, "SessionStart", start),
         )
-    floor = statistics.median(floors["python -I -S -c pass"])
-    for name, times in floors.items():
-        report_runs(f"floor: {name}", times, floor)
-    for label, times in rows.items():
-        report_runs(label, times, floor)
+    floor = statistics.median(wall for wall, _ in floors["python -I -S -c pass"])
+    floor_cpu = statistics.median(cpu for _, cpu in floors["python -I -S -c pass"])
+    print("  (each ratio: to python -I -S -c pass, wall and cpu, timed in the same loop)")
+    for label, pairs in {**{f"floor: {k}": v for k, v in floors.items()}, **rows}.items():
+        times, cpu = [w for w, _ in pairs], [c for _, c in pairs]
+        report_runs(label, times, floor, cpu, floor_cpu)
     print("  goal: ordinary event <= 2x the floor (up and down), SessionStart <= 3x")
     # Leave nothing spooled behind for the throughput runs.
     subprocess.run(

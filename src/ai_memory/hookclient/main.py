@@ -32,11 +32,12 @@ if TYPE_CHECKING:  # ``typing`` and ``pathlib`` are slow to import: annotations 
 
 # Counted from the start of the run (the entry module's first line when the installed
 # command runs, before any import): the network gets this much of the 200 ms a run may
-# last; when a loaded machine made start-up slow, at least the floor after it, but
-# never past the run's end.
+# last. When a loaded machine made start-up itself slow, it still gets the floor after
+# it (so events are delivered, not spooled), but never past the last moment; a run
+# that started later than that (a stopped process) leaves everything to the spool.
 NETWORK_BUDGET_S = 0.100
 NETWORK_FLOOR_S = 0.050
-RUN_END_S = 0.180
+RUN_END_S = 0.500
 RETRY_PER_RUN = 32
 SESSION_START = frozenset({"session-start", "sessionstart", "session.created"})
 PROMPT_EVENTS = frozenset({"user-prompt", "userpromptsubmit", "beforeagent", "beforesubmitprompt"})
