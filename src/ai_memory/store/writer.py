@@ -175,6 +175,10 @@ class Writer:
                     batch.append(item)
                 if batch:
                     self._execute(conn, batch)
+                # Let go of the finished jobs now, not when the next command arrives: a
+                # command can close over a lot (the start-up check's set of every page).
+                batch.clear()
+                first = item = None
         finally:
             self.checkpointer.stop()
             conn.close()  # the last connection to close copies the WAL back and removes it
