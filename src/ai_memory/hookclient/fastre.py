@@ -71,7 +71,8 @@ class Patterns:
             return
         temp = f"{self.path}.{os.getpid()}.tmp"
         try:
-            data = marshal.dumps(self.entries)
+            # Another run may have written since this one read: keep what it added too.
+            data = marshal.dumps({**_load(self.path), **self.entries})
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             with open(temp, "wb") as handle:
                 handle.write(data)
