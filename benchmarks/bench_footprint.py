@@ -35,7 +35,7 @@ from typing import Any
 import httpx
 
 from benchmarks.bench_query import page_texts, vocabulary
-from benchmarks.common import fresh_data_dir, free_port
+from benchmarks.common import free_port, fresh_data_dir
 from benchmarks.side_by_side import write_notes
 
 PROJECT = "bench"
@@ -83,10 +83,11 @@ class Serving:
         self.healthy_s = self.ready_s = 0.0
 
     def __enter__(self) -> Serving:
+        bind = self.url.removeprefix("http://")
+        command = [sys.executable, "-m", "ai_memory", "serve", "--data-dir", str(self.data_dir)]
         began = time.perf_counter()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "ai_memory", "serve", "--data-dir", str(self.data_dir)]
-            + ["--bind", self.url.removeprefix("http://")],
+            [*command, "--bind", bind],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env(),
