@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import sqlite3
+import weakref
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -83,3 +85,25 @@ def test_a_stopped_runtime_leaves_no_wal_behind(data_dir: Path) -> None:
         assert conn.execute("SELECT count(*) FROM pages").fetchone()[0] == 5
     finally:
         conn.close()
+
+
+def test_the_writer_keeps_nothing_a_finished_command_held(data_dir: Path) -> None:
+    """A command may close over a lot (the start-up check's set of every page)."""
+    runtime = Runtime.start(Config.load(data_dir, {}))
+    try:
+
+        class Held:
+            pass
+
+        held = Held()
+        probe = weakref.ref(held)
+
+        def command(conn: sqlite3.Connection, held: Held = held) -> int:
+            return 1
+
+        assert runtime.writer.call(command) == 1
+        del held, command
+        gc.collect()
+        assert probe() is None
+    finally:
+        runtime.stop()
