@@ -55,7 +55,8 @@ def release_wal(path: Path) -> None:
     readers close after it, so the WAL (up to its size limit) would stay on disk."""
     if not path.with_name(path.name + "-wal").exists():
         return
-    conn = sqlite3.connect(path, isolation_level=None)
+    # A reader in another process (a local CLI search) delays it by one second at most.
+    conn = sqlite3.connect(path, isolation_level=None, timeout=1.0)
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     finally:
