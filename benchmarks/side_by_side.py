@@ -38,7 +38,7 @@ def ours(root: Path, corpus: list[tuple[str, str, dict[str, Any]]], texts: list[
     with Server(data_dir) as server, server.client() as client:
 
         def ask(text: str) -> None:
-            params = {"q": text, "project": "bench", "limit": 10}
+            params: dict[str, str | int] = {"q": text, "project": "bench", "limit": 10}
             client.get("/api/v1/search", params=params).raise_for_status()
 
         deadline = time.monotonic() + 300
