@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         theirs = side_by_side.basic_memory_figures(python, root, corpus, texts)
     theirs_s = float(theirs["index_s"])
     print(
-        f"basic-memory reindex (whole process): {theirs_s:.1f} s = "
+        f"basic-memory project add + reindex (whole processes): {theirs_s:.1f} s = "
         f"{args.size / theirs_s:,.1f} notes/s"
     )
     print(
