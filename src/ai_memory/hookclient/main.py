@@ -30,12 +30,13 @@ if TYPE_CHECKING:  # ``typing`` and ``pathlib`` are slow to import: annotations 
     from collections.abc import Mapping
     from typing import IO, Any
 
-# Counted from the start of the run (the entry module's first line when the installed
-# command runs, before any import): the network gets this much of the 200 ms a run may
-# last. When a loaded machine made start-up itself slow, it still gets the floor after
-# it (so events are delivered, not spooled), but never past the last moment; a run
-# that started later than that (a stopped process) leaves everything to the spool.
+# The network gets this much once start-up is done, but not past NETWORK_END_S counted
+# from the start of the run (the entry module's first line, before any import), so a
+# hung server cannot hold a run past its 200 ms. When a loaded machine made start-up
+# itself slow it still gets the floor (events are delivered, not spooled), though never
+# past RUN_END_S: a run that started that long ago (a stopped process) only spools.
 NETWORK_BUDGET_S = 0.100
+NETWORK_END_S = 0.150
 NETWORK_FLOOR_S = 0.050
 RUN_END_S = 0.500
 RETRY_PER_RUN = 32
@@ -174,7 +175,8 @@ def handle(
 
 def network_deadline(started: float, now: float) -> float:
     """When the network must be done, for a run that started at ``started`` and is ready now."""
-    return min(started + RUN_END_S, max(started + NETWORK_BUDGET_S, now + NETWORK_FLOOR_S))
+    wanted = min(now + NETWORK_BUDGET_S, started + NETWORK_END_S)
+    return min(started + RUN_END_S, max(wanted, now + NETWORK_FLOOR_S))
 
 
 def start_packet(
