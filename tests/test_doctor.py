@@ -183,6 +183,21 @@ def test_hooks_pointing_at_another_server(live: ServerProcess, data_dir: Path, h
     assert wrong in finding.message and "install-hooks" in (finding.fix or "")
 
 
+def test_hooks_and_mcp_that_run_an_entry_file_that_is_gone(
+    live: ServerProcess, data_dir: Path, home: Path
+) -> None:
+    install_agent(home, data_dir, live.url)
+    for path in (hook_install.settings_path("claude-code", home), home / ".claude.json"):
+        text = path.read_text()
+        assert "agent_entry.py" in text
+        path.write_text(text.replace("agent_entry.py", "moved/agent_entry.py"))
+    found = doctor(data_dir, home, env_for(live))
+    hooks = broken(found, "hooks:claude-code")
+    assert "moved/agent_entry.py" in hooks.message and "no longer exists" in hooks.message
+    assert hooks.fix == f"ai-memory install-hooks --agent claude-code --data-dir {data_dir} --apply"
+    assert "no longer exists" in broken(found, "mcp:claude-code").message
+
+
 def test_capture_that_loses_what_it_accepts(data_dir: Path, home: Path) -> None:
     """A redaction pattern so broad it eats captured text: events come back without it."""
     eager = clean_env(AI_MEMORY_HOOKS__REDACT_PATTERNS='["probe [0-9a-f]+"]')

@@ -19,6 +19,8 @@ from ai_memory.doctor.context import DoctorContext
 from ai_memory.doctor.findings import Finding, error, ok
 from ai_memory.mcp.install import CLIENTS, NAME, config_path
 
+GONE = "which no longer exists (ai-memory moved or was removed)"
+
 AGENT_DIRS = {
     "claude-code": (".claude",),
     "codex": (".codex",),
@@ -47,7 +49,12 @@ def check_hooks(ctx: DoctorContext) -> list[Finding]:
         commands = _own_commands(settings)
         missing = [e for e in hook_install.AGENT_HOOKS[agent].events if e not in commands]
         wrong = sorted({d for cmds in commands.values() for c in cmds if (d := _dir_of(c, ctx))})
-        if missing:
+        gone = sorted({g for cmds in commands.values() for c in cmds if (g := _gone(c))})
+        if gone:
+            # A vanished entry file makes Python exit 2, which Claude Code and Gemini CLI
+            # take as "block this prompt": the most urgent finding of all.
+            found.append(error(f"hooks:{agent}", f"{path}: hooks run {gone[0]}, {GONE}", fix))
+        elif missing:
             what = ", ".join(missing)
             found.append(error(f"hooks:{agent}", f"{path} has no ai-memory hook for {what}", fix))
         elif wrong:
@@ -108,6 +115,17 @@ def _dir_of(words: list[str] | str, ctx: DoctorContext) -> str | None:
     return None
 
 
+def _gone(words: list[str] | str) -> str | None:
+    """The program or entry file a command line runs when it no longer exists, else None."""
+    try:
+        argv = shlex.split(words) if isinstance(words, str) else list(words)
+    except ValueError:
+        return None  # reported by _dir_of
+    launched = [word for word in argv[:1] if "/" in word]  # a bare name is looked up on PATH
+    launched += [word for word in argv[1:] if word.endswith("agent_entry.py")]
+    return next((word for word in launched if not Path(word).exists()), None)
+
+
 def _mcp_entry(client: str, path: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
@@ -132,5 +150,7 @@ def _entry_problem(entry: dict[str, Any], ctx: DoctorContext) -> str | None:
     argv = [str(word) for word in argv if word is not None]
     if "mcp-bridge" not in argv:
         return "does not start `ai-memory mcp-bridge`"
+    if gone := _gone(argv):
+        return f"runs {gone}, {GONE}"
     other = _dir_of(argv, ctx)
     return f"uses the data dir {other}, not {ctx.data_dir}" if other else None
