@@ -238,6 +238,10 @@ MIGRATIONS: list[str] = [
     CREATE INDEX observations_failed ON observations(workspace, project, session_id)
         WHERE kind = 'post-tool-use' AND meta LIKE '%"failed": true%';
     """,
+    # 11: a search of every project looks entities up by their normalised name alone.
+    """
+    CREATE INDEX entities_by_norm ON entities(norm);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
