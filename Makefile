@@ -62,8 +62,11 @@ agents:
 		|| echo "the agent CLIs could not be installed with npm: tests/test_real_agents.py will skip"; \
 	fi
 
-# One worker per core; a file's tests stay on one worker (they share its fixtures).
+# One worker per core; a file's tests stay on one worker (they share its fixtures). The
+# suite starts hundreds of servers, hooks and bridges: compile the package once, even
+# where the environment says not to write bytecode (PYTHONDONTWRITEBYTECODE).
 test: lint browser agents
+	$(BIN)/python -m compileall -q src
 	$(BIN)/pytest -q -n auto --dist loadfile
 
 format: $(TEST_STAMP)

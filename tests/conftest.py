@@ -22,6 +22,11 @@ from ai_memory.runtime import Runtime
 AI_MEMORY = [sys.executable, "-m", "ai_memory"]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow files first: with a file per worker, a long file that starts last runs alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pygit2
+import pytest
 
 from ai_memory.config import Config
 from ai_memory.server import create_app
@@ -90,6 +91,7 @@ def test_recent_history_delete_and_status(server: ServerProcess) -> None:
         ]
 
 
+@pytest.mark.slow
 def test_eight_concurrent_writers_of_500_pages(server: ServerProcess) -> None:
     def writer(n: int) -> list[int]:
         statuses = []

@@ -127,6 +127,7 @@ SECRETS = (
 )
 
 
+@pytest.mark.slow
 def test_fuzzed_hooks_never_break_the_server_and_store_only_sanitized_text(
     client: tuple[TestClient, Path],
 ) -> None:

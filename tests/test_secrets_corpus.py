@@ -228,6 +228,7 @@ def _spool_while_down(server: ServerProcess, tmp_path: Path) -> None:
     assert not list((server.data_dir / "spool").glob("*.json"))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_no_secret_of_the_corpus_reaches_the_database_the_wiki_its_history_or_the_spool(
     server: ServerProcess, tmp_path: Path
