@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -235,3 +236,17 @@ SESSION_EVENTS = [
 
 def seeded(response: httpx.Response) -> None:
     assert response.is_success, (response.request.url, response.status_code, response.text)
+
+
+@pytest.fixture
+def schema_conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    """A writing connection to a fresh database at the current schema (for query plans)."""
+    from ai_memory.store.db import connect_writer
+    from ai_memory.store.migrations import migrate
+
+    connection = connect_writer(tmp_path / "plans.sqlite", "normal")
+    migrate(connection)
+    try:
+        yield connection
+    finally:
+        connection.close()

@@ -8,24 +8,10 @@ pages. These plans catch that early.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from ai_memory.retrieval.streams.entities import ENTITY_PAGES
-from ai_memory.store.db import connect_writer
-from ai_memory.store.migrations import migrate
-
-
-@pytest.fixture
-def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
-    connection = connect_writer(tmp_path / "db.sqlite", "normal")
-    migrate(connection)
-    try:
-        yield connection
-    finally:
-        connection.close()
 
 
 def plan(conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> list[str]:
@@ -43,9 +29,9 @@ LATEST = "p.is_latest = 1 AND (p.expires_at IS NULL OR p.expires_at > ?)"
     ],
 )
 def test_entity_matches_are_looked_up_by_name_then_joined_to_their_page(
-    conn: sqlite3.Connection, scope: str, scope_params: tuple[str, ...], index: str
+    schema_conn: sqlite3.Connection, scope: str, scope_params: tuple[str, ...], index: str
 ) -> None:
     sql = ENTITY_PAGES.format(marks="?,?", scope=scope, where=LATEST)
-    steps = plan(conn, sql, ("refund", "queue", *scope_params, "2026-12-01"))
+    steps = plan(schema_conn, sql, ("refund", "queue", *scope_params, "2026-12-01"))
     assert steps[0].startswith("SEARCH e USING INDEX") and index in steps[0], steps
     assert steps[1].startswith("SEARCH p USING INTEGER PRIMARY KEY"), steps

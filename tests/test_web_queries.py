@@ -7,24 +7,10 @@ answers, only slower as the tables grow; these plans catch that early.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from ai_memory.store.db import connect_writer
-from ai_memory.store.migrations import migrate
 from ai_memory.web import graph, page_views, session_queries, ui_queries
-
-
-@pytest.fixture
-def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
-    connection = connect_writer(tmp_path / "db.sqlite", "normal")
-    migrate(connection)
-    try:
-        yield connection
-    finally:
-        connection.close()
 
 
 def plan(conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> str:
@@ -40,13 +26,15 @@ def plan(conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> str:
     ],
 )
 def test_a_projects_listing_reads_the_covering_index(
-    conn: sqlite3.Connection, sql: str, params: tuple[object, ...]
+    schema_conn: sqlite3.Connection, sql: str, params: tuple[object, ...]
 ) -> None:
-    assert "COVERING INDEX pages_listing" in plan(conn, sql, params)
+    assert "COVERING INDEX pages_listing" in plan(schema_conn, sql, params)
 
 
-def test_the_timeline_counts_failed_calls_from_their_own_index(conn: sqlite3.Connection) -> None:
-    everywhere = plan(conn, session_queries.TIMELINE_ALL, (1, 50))
-    one_project = plan(conn, session_queries.TIMELINE_PROJECT, ("default", "p", 1, 50))
+def test_the_timeline_counts_failed_calls_from_their_own_index(
+    schema_conn: sqlite3.Connection,
+) -> None:
+    everywhere = plan(schema_conn, session_queries.TIMELINE_ALL, (1, 50))
+    one_project = plan(schema_conn, session_queries.TIMELINE_PROJECT, ("default", "p", 1, 50))
     for shown in (everywhere, one_project):
         assert "INDEX observations_failed" in shown, shown
