@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from ai_memory.config import Config, render_default_config, resolve_data_dir
+from ai_memory.config import Config, resolve_data_dir
+from ai_memory.config_render import render_default_config
 from ai_memory.core.errors import ConfigError
 
 

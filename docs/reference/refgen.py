@@ -141,7 +141,8 @@ def _type_name(field: FieldInfo) -> str:
 
 
 def config_reference() -> str:
-    from ai_memory.config import Config, render_default_config
+    from ai_memory.config import Config
+    from ai_memory.config_render import render_default_config
 
     parts: list[str] = []
     for section, section_field in Config.model_fields.items():

@@ -17,7 +17,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ai_memory import locate
+from ai_memory.config_ingest import IngestSettings
 from ai_memory.config_lifecycle import DecaySettings, MaintenanceSettings, SessionsSettings
+from ai_memory.config_llm import (
+    AnswerSettings,
+    ConsolidationSettings,
+    LearningSettings,
+    LlmCandidate,
+    LlmSettings,
+)
 from ai_memory.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -212,6 +220,12 @@ class Config(BaseModel):
     hooks: HooksSettings = Field(default_factory=HooksSettings)
     maintenance: MaintenanceSettings = Field(default_factory=MaintenanceSettings)
     sessions: SessionsSettings = Field(default_factory=SessionsSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    llm_fallbacks: list[LlmCandidate] = Field(default_factory=list)
+    consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
+    learning: LearningSettings = Field(default_factory=LearningSettings)
+    answers: AnswerSettings = Field(default_factory=AnswerSettings)
 
     @property
     def idle_end_s(self) -> float:
@@ -331,44 +345,3 @@ def _describe(exc: ValidationError, sources: dict[tuple[str, ...], str], file: P
         else:
             lines.append(f"{where}: {dotted}: {error['msg']} (got {error.get('input')!r})")
     return "invalid configuration:\n  " + "\n  ".join(lines)
-
-
-def render_default_config() -> str:
-    """A config.toml with every default, commented out, each with what it does."""
-    out = [
-        "# ai-memory settings. Every line below is a default, commented out.",
-        "# Uncomment to change; any scalar can also be set by an AI_MEMORY_* environment",
-        "# variable, '__' between section and key (AI_MEMORY_DECAY__LAMBDA=0.05).",
-    ]
-    sections: dict[str, type[BaseModel]] = {
-        "server": ServerSettings,
-        "store": StoreSettings,
-        "wiki": WikiSettings,
-        "decay": DecaySettings,
-        "retrieval": RetrievalSettings,
-        "embeddings": EmbeddingsSettings,
-        "hooks": HooksSettings,
-        "mcp": McpSettings,
-        "maintenance": MaintenanceSettings,
-        "sessions": SessionsSettings,
-    }
-    for name, model in sections.items():
-        out += ["", f"[{name}]"]
-        for field_name, field in model.model_fields.items():
-            key = field.alias or field_name
-            if field.description:
-                out.append(f"# {field.description}")
-            out.append(f"# {key} = {_toml_scalar(field.default)}")
-    return "\n".join(out) + "\n"
-
-
-def _toml_scalar(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list):
-        return json.dumps(value)
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml_scalar(v)}" for k, v in value.items()) + " }"
-    return json.dumps(str(value))

@@ -25,6 +25,7 @@ from ai_memory.wiki.reindex import Progress, ReconcileReport, reconcile
 from ai_memory.wiki.wiki import Wiki
 
 if TYPE_CHECKING:
+    from ai_memory.llm.chat import Chat
     from ai_memory.retrieval.search import Retriever
     from ai_memory.wiki.parse_pool import ParsePool
     from ai_memory.wiki.watcher import WikiWatcher
@@ -41,6 +42,7 @@ class Runtime:
     wiki: Wiki
     startup_report: ReconcileReport | None = None
     watcher: WikiWatcher | None = None
+    llm: Chat | None = None  # set by the server when [llm] provider is not 'none'
     retrieval: Retriever = field(init=False)
 
     @classmethod

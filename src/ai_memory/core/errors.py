@@ -141,3 +141,19 @@ class SectionConflict(Conflict):
     """The section changed since the caller read it (its hash differs); nothing was written."""
 
     code = "section_conflict"
+
+
+class LlmUnavailable(Unavailable):
+    """No provider is configured for this task, or every candidate of its chain failed."""
+
+    code = "llm_unavailable"
+
+
+class LlmBadAnswer(AiMemoryError):
+    """A provider answered, but not with what was asked: malformed, truncated or empty.
+
+    Never half-used: the caller gets this error instead of a partly parsed result.
+    """
+
+    code = "llm_bad_answer"
+    http_status = 502

@@ -7,7 +7,8 @@ import os
 import secrets
 from pathlib import Path
 
-from ai_memory.config import Config, render_default_config
+from ai_memory.config import Config
+from ai_memory.config_render import render_default_config
 from ai_memory.maintenance.modes import FILE_MODE, private_dir, tighten_tree, write_private
 from ai_memory.store.db import connect_writer
 from ai_memory.store.migrations import migrate

@@ -242,6 +242,72 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX entities_by_norm ON entities(norm);
     """,
+    # 12: the LLM layer's durable work. A job is one session's consolidation (or review)
+    # at one observation count, so re-queuing the same work is a no-op; a lease lets a
+    # restarted server take over a job whose worker died. Evidence records which sessions
+    # produced or reaffirmed each page version.
+    """
+    CREATE TABLE llm_jobs (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        observation_count INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'queued',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        lease_until TEXT,
+        next_attempt_at TEXT NOT NULL,
+        last_error TEXT,
+        result TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (kind, workspace, project, session_id, observation_count)
+    );
+    CREATE INDEX llm_jobs_due ON llm_jobs(state, next_attempt_at);
+    CREATE TABLE page_evidence (
+        id INTEGER PRIMARY KEY,
+        page_id INTEGER NOT NULL,
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        path TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        relation TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX page_evidence_page ON page_evidence(workspace, project, path);
+    CREATE INDEX page_evidence_session ON page_evidence(session_id);
+    """,
+    # 13: the reviewed learning loop. A proposal keeps an immutable snapshot of its target
+    # (the version it was made against, NULL for a new page) so approving it after the
+    # target changed is refused, not merged; the watermark keeps an upgrade from reviewing
+    # a project's whole history.
+    """
+    CREATE TABLE pending_writes (
+        id INTEGER PRIMARY KEY,
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        path TEXT NOT NULL,
+        session_id TEXT,
+        base_page_id INTEGER,
+        base_body TEXT,
+        proposed TEXT NOT NULL,
+        rationale TEXT NOT NULL DEFAULT '',
+        state TEXT NOT NULL DEFAULT 'pending',
+        created_at TEXT NOT NULL,
+        decided_at TEXT,
+        decided_by TEXT,
+        result_page_id INTEGER,
+        error TEXT
+    );
+    CREATE INDEX pending_writes_state ON pending_writes(state, workspace, project);
+    CREATE TABLE learning_watermarks (
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        reviewed_until TEXT NOT NULL,
+        PRIMARY KEY (workspace, project)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
