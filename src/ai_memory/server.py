@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
 from fastapi import FastAPI
@@ -14,6 +15,7 @@ from fastapi import FastAPI
 from ai_memory import __version__
 from ai_memory.config import Config, ServerSettings
 from ai_memory.core.errors import ConfigError, InvalidInput, NotInitialised
+from ai_memory.consolidate.learning_schedule import LearningLoop
 from ai_memory.hooks.service import HookService
 from ai_memory.maintenance.jobs import MaintenanceJobs
 from ai_memory.maintenance.scheduler import Scheduler
@@ -23,7 +25,7 @@ from ai_memory.metrics.registry import Metrics
 from ai_memory.runtime import Runtime
 from ai_memory.service.drain import start_spool_drain
 from ai_memory.store.upgrade import refuse_newer_database
-from ai_memory.web import admin, api, graph_api, ui
+from ai_memory.web import admin, api, graph_api, pending_api, ui
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import maintenance as maintenance_api
 from ai_memory.web import search as search_api
@@ -31,6 +33,9 @@ from ai_memory.web.connections import ConnectionLimits, protocol_class
 from ai_memory.web.errors import install_error_handlers
 from ai_memory.web.middleware import BearerAuth, BodyLimit, HostCheck, InFlightLimit
 from ai_memory.web.origin import is_loopback
+
+if TYPE_CHECKING:
+    from ai_memory.llm.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +47,16 @@ def create_app(config: Config, token: str) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        llm = build_llm(config)  # first: a missing key fails start-up before anything runs
         runtime = await anyio.to_thread.run_sync(partial(Runtime.start, config, watch=True))
+        runtime.llm = llm
         app.state.runtime = runtime
         hooks, scheduler = start_capture(runtime)
         app.state.hooks = hooks
         app.state.maintenance = maintenance = MaintenanceJobs(runtime.wiki, config)
         maintenance.start()
+        learning = LearningLoop(runtime.wiki, config.learning, lambda: runtime.llm)
+        learning.start()
         app.state.status_sections["maintenance"] = maintenance.status
         # What hooks spooled while the server was down, then what they spool while it runs.
         drain = start_spool_drain(hooks, config.data_dir, config.hooks.spool_recheck_s)
@@ -57,9 +66,12 @@ def create_app(config: Config, token: str) -> FastAPI:
         finally:
             drain.cancel()
             await maintenance.stop()
+            await learning.stop()
             await scheduler.stop()
             await hooks.stop()
             await anyio.to_thread.run_sync(runtime.stop)
+            if llm is not None:
+                await llm.aclose()
 
     app = FastAPI(
         title="ai-memory", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None
@@ -78,6 +90,7 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
     app.include_router(maintenance_api.router)
+    app.include_router(pending_api.router)
     app.include_router(ui.build_router(token))
     mount(app, mcp_server)
     # The last middleware added runs first: Host/Origin, then auth, before anything
@@ -108,6 +121,15 @@ def run(app: FastAPI, settings: ServerSettings) -> None:
         lifespan="on",
         timeout_graceful_shutdown=10,
     )
+
+
+def build_llm(config: Config) -> Chat | None:
+    """The LLM chains when ``[llm]`` names a provider; otherwise the package stays unimported."""
+    if config.llm.provider == "none":
+        return None
+    from ai_memory.llm.build import build_chat
+
+    return build_chat(config)
 
 
 def start_capture(runtime: Runtime) -> tuple[HookService, Scheduler]:
