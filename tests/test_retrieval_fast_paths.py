@@ -33,6 +33,10 @@ from ai_memory.store import pages
 from ai_memory.wiki.document import build_document, complete_frontmatter
 
 MAIN, OTHER = Scope.of(None, "alpha"), Scope.of(None, "beta")
+# The bulk of the pages: beside it the two projects above are a small share, so a
+# search of them takes the path that ranks only their own matches.
+BULK = Scope.of(None, "gamma")
+PAGES = {MAIN: 120, OTHER: 120, BULK: 360}
 WORDS = [
     "queue",
     "worker",
@@ -78,9 +82,9 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
     now = now_iso()
 
     def write(conn: sqlite3.Connection) -> None:
-        for scope in (MAIN, OTHER):
+        for scope, count in PAGES.items():
             pages.ensure_project(conn, scope, now)
-            for i in range(120):
+            for i in range(count):
                 ref = scope.page(f"{FOLDERS[i % len(FOLDERS)]}/p{i}.md")
                 text = body(rng, i)
                 doc = build_document(ref, complete_frontmatter(ref, {}, text), text)
@@ -117,7 +121,13 @@ def page_filter(scopes: tuple[Scope, ...] = (MAIN,), **extra: Any) -> PageFilter
     return PageFilter(scopes=scopes, now=now_iso(), **extra)
 
 
-FILTERS = [page_filter(), page_filter(kind="decision"), page_filter((MAIN, OTHER)), page_filter(())]
+FILTERS = [
+    page_filter(),
+    page_filter(kind="decision"),
+    page_filter((MAIN, OTHER)),
+    page_filter((BULK,)),
+    page_filter(()),
+]
 
 
 def reference_pages(
@@ -150,6 +160,13 @@ def test_page_text_reads_only_the_best_few_and_ranks_as_the_joined_statement(
         return ties
 
     assert index.readers.read(check) > 0  # the cut fell inside tied scores
+
+    def paths(conn: sqlite3.Connection) -> list[bool]:
+        total = conn.execute(lexical.PAGE_COUNT).fetchone()[0]
+        return [lexical._selective(conn, f, total) for f in FILTERS]
+
+    # Both ways of ranking were checked: a small share of the pages, and the rest.
+    assert index.readers.read(paths) == [True, True, True, False, False]
 
 
 def test_turns_read_only_the_best_few_and_rank_as_the_joined_statement(index: Runtime) -> None:

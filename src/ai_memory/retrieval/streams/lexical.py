@@ -49,6 +49,12 @@ SELECT rowid FROM pages_fts WHERE pages_fts MATCH ? ORDER BY rowid DESC LIMIT 1 
 """
 WINDOW = 20_000
 
+# A scope holding under this share of the pages is ranked by FTS_PAGES at once: it
+# scores only the scope's matches, where the fast paths score every match first and
+# then, finding too few of them in the scope, score them all again.
+SELECTIVE = 0.5
+SCOPE_COUNT = "SELECT count(*) FROM pages p WHERE {scope} AND p.is_latest = 1"
+
 # A weak query (every word in most pages) has no BM25 signal: newest matches first,
 # which FTS5 streams in rowid order and stops early.
 FTS_RECENT = """
@@ -122,9 +128,13 @@ def _ranked(
 ) -> Ranked:
     where, params = page_filter.where()
     first = 0
-    if (conn.execute(PAGE_COUNT).fetchone()[0] or 0) > WINDOW:  # small: no window
+    pages = conn.execute(PAGE_COUNT).fetchone()[0] or 0
+    if pages > WINDOW:  # small: no window
         start = conn.execute(WINDOW_START, (expression, WINDOW - 1)).fetchone()
         first = int(start[0]) if start else 0
+    elif _selective(conn, page_filter, pages):
+        found = conn.execute(FTS_PAGES.format(where=where), (weight, expression, *params, limit))
+        return [(int(r["id"]), r["title"], r["kind"], float(r["score"])) for r in found]
     rows = _best_few(conn, (weight, expression, first), where, params, limit)
     if rows is None:
         found = conn.execute(
@@ -138,6 +148,15 @@ def _ranked(
     # cheap) or the filter is selective (another project, a kind): rank them all.
     found = conn.execute(FTS_PAGES.format(where=where), (weight, expression, *params, limit))
     return [(int(r["id"]), r["title"], r["kind"], float(r["score"])) for r in found]
+
+
+def _selective(conn: sqlite3.Connection, page_filter: PageFilter, pages: int) -> bool:
+    """Whether the search's projects hold a small share of every page version."""
+    clauses, params = page_filter.scope_clause("p")
+    if not clauses or not pages:
+        return False
+    in_scope = conn.execute(SCOPE_COUNT.format(scope=clauses[0]), params).fetchone()[0]
+    return int(in_scope) < SELECTIVE * pages
 
 
 def _best_few(
