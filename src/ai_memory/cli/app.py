@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ai_memory.cli import backfill as backfill_commands
 from ai_memory.cli import completion as completion_commands
 from ai_memory.cli import doctor as doctor_commands
 from ai_memory.cli import hooks as hook_commands
@@ -46,6 +47,7 @@ mcp_commands.register(app)
 search_commands.register(app)
 lifecycle_commands.register(app)
 service_commands.register(app)
+backfill_commands.register(app)
 
 
 def run_app() -> None:

@@ -11,8 +11,9 @@ import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
-from ai_memory.core.clock import now_iso
+from ai_memory.core.clock import iso, now_iso
 from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import Scope
 from ai_memory.core.text import fts_text
@@ -25,7 +26,17 @@ from ai_memory.store import pages
 # parsed where it arrives: its cost is bounded (one linear RE2 scan per field, ~0.2 ms),
 # and it saves two thread hops. Larger bodies, and any field with a match, go to a worker.
 IN_PLACE_BYTES = 16 * 1024
-PARAMS = ("event", "agent", "cwd", "workspace", "project", "remote", "session_id", "ingest_key")
+PARAMS = (
+    "event",
+    "agent",
+    "cwd",
+    "workspace",
+    "project",
+    "remote",
+    "session_id",
+    "ingest_key",
+    "occurred_at",
+)
 INGEST_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 AGENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
@@ -35,6 +46,7 @@ REMOTE = re.compile(
 )
 # Events that are work; a project is created by these only. Lifecycle events alone (an
 # agent's health check firing SessionStart/SessionEnd in some folder) leave nothing behind.
+OCCURRED_MIN = "2000-01-01T00:00:00.000000Z"
 WORK_KINDS = frozenset(
     {"user-prompt", "pre-tool-use", "post-tool-use", "stop", "subagent-stop", "post-compaction"}
 )
@@ -67,6 +79,7 @@ class HookEvent:
     cwd: str | None
     observation: SanitizedObservation
     remote: str | None = None
+    occurred_at: str | None = None  # when it happened, if not now (an imported transcript)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +105,8 @@ def parse_event(
     normalised = normalise(agent, event, body)
     extra = {"cwd": cwd} if cwd else None
     observation = sanitizer.observation(normalised, session_id, extra)
-    return HookEvent(scope, key, cwd, observation, _remote(params, sanitizer))
+    occurred = occurred_at(_param(params, "occurred_at"))
+    return HookEvent(scope, key, cwd, observation, _remote(params, sanitizer), occurred)
 
 
 def parse_in_place(
@@ -155,6 +169,7 @@ def store_command(
         known = _projects(conn, events, now)
         outcomes: list[IngestOutcome] = []
         sessions: dict[tuple[Scope, str], HookEvent] = {}
+        first: dict[tuple[Scope, str], str] = {}
         fts_rows: list[tuple[int | None, str]] = []
         for event in events:
             obs = event.observation
@@ -168,9 +183,11 @@ def store_command(
             indexed = f"{obs.tool_name} {obs.body}" if obs.tool_name else obs.body
             fts_rows.append((cursor.lastrowid, fts_text(indexed)))
             sessions[(event.scope, obs.session_id)] = event
+            first.setdefault((event.scope, obs.session_id), event.occurred_at or now)
             outcomes.append(IngestOutcome(stored=True, ended=obs.kind == "session-end"))
         conn.executemany(INSERT_OBSERVATION_FTS, fts_rows)
-        conn.executemany(UPSERT_SESSION, [_session_row(e, now) for e in sessions.values()])
+        rows = [_session_row(e, now, first[key]) for key, e in sessions.items()]
+        conn.executemany(UPSERT_SESSION, rows)
         return outcomes
 
     return command
@@ -215,13 +232,16 @@ def _observation_row(event: HookEvent, now: str) -> tuple[object, ...]:
         obs.tool_name,
         obs.body,
         obs.meta,
-        now,
+        event.occurred_at or now,
     )
 
 
-def _session_row(event: HookEvent, now: str) -> tuple[object, ...]:
-    """The session as its last event in the command leaves it: ended only by a session-end."""
+def _session_row(event: HookEvent, now: str, started: str) -> tuple[object, ...]:
+    """The session as its last event in the command leaves it: ended only by a session-end.
+
+    ``started`` is when its first event in the command happened (kept if the row exists)."""
     obs = event.observation
+    at = event.occurred_at or now
     ended = obs.kind == "session-end"
     reason = (_reason(obs.meta) or "session-end") if ended else None
     return (
@@ -230,11 +250,29 @@ def _session_row(event: HookEvent, now: str) -> tuple[object, ...]:
         obs.session_id,
         obs.agent,
         event.cwd,
-        now,
-        now,
-        now if ended else None,
+        started,
+        at,
+        at if ended else None,
         reason,
     )
+
+
+def occurred_at(value: str | None, clock: Callable[[], str] = now_iso) -> str | None:
+    """An event's own time (ISO 8601), in the store's format; bounded to [2000, now + 5 min]
+    so a wrong clock in a transcript can neither date work in the future nor before 2000."""
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput("occurred_at must be an ISO 8601 date and time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    stamp = iso(moment)
+    latest = iso(datetime.fromisoformat(clock()) + timedelta(minutes=5))
+    if not OCCURRED_MIN <= stamp <= latest:
+        raise InvalidInput(f"occurred_at {value[:40]!r} is before 2000 or in the future")
+    return stamp
 
 
 def _param(params: Mapping[str, str], name: str) -> str | None:

@@ -1,0 +1,112 @@
+"""Where replayed sessions go: the store in this process, or a running server over HTTP.
+
+Both take the path live hooks take. In process: :func:`parse_event` (the sanitizer),
+:func:`store_command` (idempotent on ``ingest_key``) and :func:`end_session` (the
+session page). Over HTTP: ``POST /hook/batch`` and ``/api/v1/sessions/flush``.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from ai_memory.core.errors import AiMemoryError
+from ai_memory.hooks.ingest import HookEvent, parse_event, store_command
+from ai_memory.hooks.sanitize import Sanitizer
+from ai_memory.hooks.sessions import SessionKey, end_session
+from ai_memory.importers.replay import Planned, Tally
+
+if TYPE_CHECKING:
+    from ai_memory.cli.client import ApiClient
+    from ai_memory.runtime import Runtime
+
+BATCH = 256  # the most /hook/batch takes at once
+RETRIES = 50  # a saturated server answers 429: wait and resend, up to this many times
+T = TypeVar("T")
+
+
+class Sink(Protocol):
+    def send(self, plan: Planned, tally: Tally) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class LocalSink:
+    """Stores each session, then writes its page, before the next session starts."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.sanitizer = Sanitizer(runtime.config.hooks.redact_patterns)
+
+    def send(self, plan: Planned, tally: Tally) -> None:
+        events: list[HookEvent] = []
+        for item in plan.items:
+            try:
+                events.append(parse_event(item["params"], item["body"], self.sanitizer))
+            except AiMemoryError as exc:
+                _reject(tally, plan, exc.message)
+        ended = False
+        timeout = self.runtime.config.store.write_timeout_s
+        for chunk in chunks(events, BATCH):
+            for outcome in self.runtime.writer.call(store_command(chunk), timeout=timeout):
+                tally.stored += outcome.stored
+                tally.duplicates += not outcome.stored
+                ended = ended or outcome.ended
+        if ended:
+            self._end(plan, events[-1])
+
+    def _end(self, plan: Planned, last: HookEvent) -> None:
+        """The session page, dated (like its handoff) when the session ended, not today."""
+        scope = plan.scope
+        key = SessionKey(scope.workspace, scope.project, last.observation.session_id)
+        ended = last.occurred_at
+        wiki = self.runtime.wiki
+        if ended is not None:
+            wiki = copy.copy(wiki)
+            wiki.clock = lambda: ended
+        limit = self.runtime.config.hooks.page_observations
+        end_session(wiki, key, recent_limit=limit, clock=wiki.clock)
+
+    def finish(self) -> None:
+        return None
+
+
+class HttpSink:
+    """Sends each session to a running server; its pages are written by the server."""
+
+    def __init__(self, client: ApiClient) -> None:
+        self.client = client
+
+    def send(self, plan: Planned, tally: Tally) -> None:
+        for chunk in chunks(plan.items, BATCH):
+            waiting: Sequence[dict[str, Any]] = chunk
+            for attempt in range(RETRIES):
+                answer = self.client.request("POST", "/hook/batch", json=list(waiting))
+                busy = []
+                for result, item in zip(answer["results"], waiting, strict=True):
+                    if result["status"] == 202:
+                        tally.stored += 1
+                    elif result["status"] == 429 and attempt < RETRIES - 1:
+                        busy.append(item)
+                    else:
+                        _reject(tally, plan, str((result.get("error") or {}).get("message")))
+                if not busy:
+                    break
+                waiting = busy
+                time.sleep(0.2)
+
+    def finish(self) -> None:
+        """Wait until the server has written every imported session's page."""
+        self.client.request("POST", "/api/v1/sessions/flush", params={"timeout": 600}, timeout=660)
+
+
+def _reject(tally: Tally, plan: Planned, message: str) -> None:
+    tally.rejected += 1
+    tally.errors.append(f"{plan.transcript.source}: {message}"[:300])
+
+
+def chunks(values: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]

@@ -1,0 +1,73 @@
+"""Shared reading helpers: JSON lines that may be cut off, times in the agents' formats."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ai_memory.core.clock import iso
+
+MAX_LINE_BYTES = 8 * 1024 * 1024  # a line larger than this is skipped, never parsed
+
+
+def json_lines(path: Path, counter: list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each line of ``path`` that is a JSON object, with its 1-based number.
+
+    A truncated, corrupt or oversized line is skipped and counted in ``counter[0]``:
+    one bad line never costs the rest of the session. ``OSError`` propagates.
+    """
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.strip():
+                continue
+            if len(raw) > MAX_LINE_BYTES:
+                counter[0] += 1
+                continue
+            try:
+                value = json.loads(raw)
+            except (ValueError, RecursionError):
+                counter[0] += 1
+                continue
+            if isinstance(value, dict):
+                yield number, value
+            else:
+                counter[0] += 1
+
+
+def iso_time(value: object) -> str | None:
+    """An agent's time (ISO text, or epoch seconds or milliseconds) in the store's format."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        seconds = value / 1000 if value > 10_000_000_000 else value
+        try:
+            return iso(datetime.fromtimestamp(seconds, UTC))
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str) and value.strip():
+        try:
+            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return iso(moment)
+    return None
+
+
+def text_of(content: object) -> str:
+    """The text of a message's content: a string, or the text parts of a list of blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [text_of(item) for item in content]
+        return "\n".join(p for p in parts if p)
+    if isinstance(content, dict):
+        for key in ("text", "content"):
+            value = content.get(key)
+            if isinstance(value, str):
+                return value
+    return ""

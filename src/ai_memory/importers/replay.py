@@ -1,0 +1,173 @@
+"""A past session as the hook events live capture would have sent, and the import plan.
+
+Each entry becomes one ``/hook/batch`` item: the same parameters a live hook sends
+(agent, cwd, project resolved from the cwd like the hook client does, session id),
+an ``ingest_key`` derived from the source (agent, session, entry) so that a second
+import stores nothing twice, and the entry's own time as ``occurred_at``. A last
+``session-end`` at the session's final time closes it, so its page is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ai_memory.core.errors import AiMemoryError
+from ai_memory.core.identity import Scope
+from ai_memory.hookclient.resolve import resolve_project
+from ai_memory.importers.model import Entry, Transcript, Unreadable
+
+KEY_PREFIX = "bf-"
+END_REASON = "imported"
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    agents: tuple[str, ...] = ()
+    project: str | None = None  # a project name, or workspace/project
+    cwd: str | None = None  # sessions run in this directory or below it
+    since: str | None = None  # ISO date: sessions that ended on or after it
+    limit: int | None = None  # the newest sessions only
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    transcript: Transcript
+    scope: Scope
+    remote: str | None
+    items: list[dict[str, Any]]
+
+
+@dataclass
+class Tally:
+    """What an import found (and, once run, what it stored): the summary it prints."""
+
+    sessions: int = 0
+    events: int = 0
+    skipped_lines: int = 0
+    no_directory: int = 0
+    unreadable: list[Unreadable] = field(default_factory=list)
+    projects: dict[str, dict[str, int]] = field(default_factory=dict)
+    stored: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def count(self, plan: Planned) -> None:
+        self.sessions += 1
+        self.events += len(plan.items)
+        self.skipped_lines += plan.transcript.skipped
+        name = str(plan.scope)
+        row = self.projects.setdefault(name, {"sessions": 0, "events": 0})
+        row["sessions"] += 1
+        row["events"] += len(plan.items)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sessions": self.sessions,
+            "events": self.events,
+            "skipped_lines": self.skipped_lines,
+            "no_directory": self.no_directory,
+            "unreadable": [{"agent": u.agent, "source": u.source, "reason": u.reason}
+                           for u in self.unreadable],
+            "projects": self.projects,
+            "stored": self.stored,
+            "duplicates": self.duplicates,
+            "rejected": self.rejected,
+            "errors": self.errors[:20],
+        }  # fmt: skip
+
+
+class Planner:
+    """Resolves each session's project from its cwd (once per directory) and filters."""
+
+    def __init__(self, filters: Filters) -> None:
+        self.filters = filters
+        self._resolved: dict[str, tuple[Scope, str | None] | None] = {}
+
+    def plan(self, found: Iterable[Transcript | Unreadable], tally: Tally) -> list[Planned]:
+        """The sessions to import, oldest first; what was skipped is counted in ``tally``."""
+        chosen: list[Planned] = []
+        for transcript in found:
+            if isinstance(transcript, Unreadable):
+                tally.unreadable.append(transcript)
+                continue
+            planned = self._one(transcript, tally)
+            if planned is not None:
+                chosen.append(planned)
+        chosen.sort(key=lambda p: p.transcript.started_at or "")
+        if self.filters.limit is not None:
+            chosen = chosen[-self.filters.limit :] if self.filters.limit else []
+        for planned in chosen:
+            tally.count(planned)
+        return chosen
+
+    def _one(self, transcript: Transcript, tally: Tally) -> Planned | None:
+        if not transcript.has_work or not self._recent(transcript):
+            return None
+        if transcript.cwd is None:
+            tally.no_directory += 1
+            return None
+        if self.filters.cwd is not None and not _within(transcript.cwd, self.filters.cwd):
+            return None
+        resolved = self._resolve(transcript.cwd)
+        if resolved is None:
+            tally.no_directory += 1
+            return None
+        scope, remote = resolved
+        wanted = self.filters.project
+        if wanted is not None and wanted not in (scope.project, str(scope)):
+            return None
+        return Planned(transcript, scope, remote, items(transcript, scope, remote))
+
+    def _recent(self, transcript: Transcript) -> bool:
+        since = self.filters.since
+        return since is None or (transcript.ended_at or "") >= since
+
+    def _resolve(self, cwd: str) -> tuple[Scope, str | None] | None:
+        if cwd not in self._resolved:
+            try:
+                identity = resolve_project(cwd)
+                scope = Scope.of(identity.workspace, identity.project)
+                self._resolved[cwd] = (scope, identity.remote)
+            except (OSError, ValueError, AiMemoryError):
+                self._resolved[cwd] = None
+        return self._resolved[cwd]
+
+
+def items(transcript: Transcript, scope: Scope, remote: str | None) -> list[dict[str, Any]]:
+    """The ``/hook/batch`` items replaying ``transcript``, ending with its session-end."""
+    end = Entry("session-end", "end", transcript.ended_at, {"reason": END_REASON})
+    params = {
+        "agent": transcript.agent,
+        "cwd": transcript.cwd or "",
+        "workspace": scope.workspace,
+        "project": scope.project,
+        "session_id": transcript.session_id,
+    }
+    if remote:
+        params["remote"] = remote
+    made: list[dict[str, Any]] = []
+    last = transcript.started_at
+    for entry in [*transcript.entries, end]:
+        last = entry.at or last
+        own = {**params, "event": entry.kind, "ingest_key": ingest_key(transcript, entry)}
+        if last:
+            own["occurred_at"] = last
+        made.append({"params": own, "body": entry.payload})
+    return made
+
+
+def ingest_key(transcript: Transcript, entry: Entry) -> str:
+    """The same key for the same entry of the same session, however often it is imported."""
+    source = f"{transcript.agent}\0{transcript.session_id}\0{entry.ident}".encode()
+    return KEY_PREFIX + hashlib.sha256(source).hexdigest()[:40]
+
+
+def _within(cwd: str, folder: str) -> bool:
+    base = os.path.normpath(os.path.abspath(os.path.expanduser(folder)))
+    path = os.path.normpath(cwd)
+    return path == base or path.startswith(base.rstrip("/") + "/")
