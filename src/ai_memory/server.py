@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from ai_memory import __version__
 from ai_memory.config import Config, ServerSettings
 from ai_memory.core.errors import ConfigError, InvalidInput, NotInitialised
+from ai_memory.consolidate.learning_schedule import LearningLoop
 from ai_memory.hooks.service import HookService
 from ai_memory.maintenance.jobs import MaintenanceJobs
 from ai_memory.maintenance.scheduler import Scheduler
@@ -24,7 +25,7 @@ from ai_memory.metrics.registry import Metrics
 from ai_memory.runtime import Runtime
 from ai_memory.service.drain import start_spool_drain
 from ai_memory.store.upgrade import refuse_newer_database
-from ai_memory.web import admin, api, graph_api, ui
+from ai_memory.web import admin, api, graph_api, pending_api, ui
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import maintenance as maintenance_api
 from ai_memory.web import search as search_api
@@ -54,6 +55,8 @@ def create_app(config: Config, token: str) -> FastAPI:
         app.state.hooks = hooks
         app.state.maintenance = maintenance = MaintenanceJobs(runtime.wiki, config)
         maintenance.start()
+        learning = LearningLoop(runtime.wiki, config.learning, lambda: runtime.llm)
+        learning.start()
         app.state.status_sections["maintenance"] = maintenance.status
         # What hooks spooled while the server was down, then what they spool while it runs.
         drain = start_spool_drain(hooks, config.data_dir, config.hooks.spool_recheck_s)
@@ -63,6 +66,7 @@ def create_app(config: Config, token: str) -> FastAPI:
         finally:
             drain.cancel()
             await maintenance.stop()
+            await learning.stop()
             await scheduler.stop()
             await hooks.stop()
             await anyio.to_thread.run_sync(runtime.stop)
@@ -86,6 +90,7 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
     app.include_router(maintenance_api.router)
+    app.include_router(pending_api.router)
     app.include_router(ui.build_router(token))
     mount(app, mcp_server)
     # The last middleware added runs first: Host/Origin, then auth, before anything

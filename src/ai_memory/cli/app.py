@@ -14,6 +14,7 @@ from ai_memory.cli import doctor as doctor_commands
 from ai_memory.cli import hooks as hook_commands
 from ai_memory.cli import lifecycle as lifecycle_commands
 from ai_memory.cli import mcp as mcp_commands
+from ai_memory.cli import pending_writes as pending_commands
 from ai_memory.cli import search as search_commands
 from ai_memory.cli import serve as serve_commands
 from ai_memory.cli import service as service_commands
@@ -47,6 +48,7 @@ mcp_commands.register(app)
 search_commands.register(app)
 lifecycle_commands.register(app)
 service_commands.register(app)
+pending_commands.register(app)
 backfill_commands.register(app)
 
 

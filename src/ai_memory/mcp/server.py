@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from ai_memory import __version__
 from ai_memory.mcp import (
+    tools_learning,
     tools_lifecycle,
     tools_query,
     tools_read,
@@ -76,6 +77,7 @@ def build_server(get_runtime: Callable[[], Runtime | None]) -> MemoryServer:
     for group in (tools_query, tools_read, tools_write, tools_status, tools_sessions):
         group.register(server, deps)
     tools_lifecycle.register(server, deps)
+    tools_learning.register(server, deps)
     return server
 
 

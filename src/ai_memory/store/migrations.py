@@ -305,6 +305,7 @@ MIGRATIONS: list[str] = [
         workspace TEXT NOT NULL,
         project TEXT NOT NULL,
         reviewed_until TEXT NOT NULL,
+        reviewed_session TEXT NOT NULL DEFAULT '',
         PRIMARY KEY (workspace, project)
     );
     """,

@@ -63,8 +63,9 @@ async def redirect_to_login(send: Send, scope: Scope) -> None:
 class BearerAuth:
     """Every route but the public ones needs ``Authorization: Bearer <token>``.
 
-    The one exception: GET/HEAD under /web also accept the UI cookie that
-    ``/web/login`` sets, and send a browser without it to the sign-in page.
+    The one exception: GET/HEAD under /web (and the pending-writes forms' POST)
+    also accept the UI cookie that ``/web/login`` sets, and send a browser
+    without it to the sign-in page.
     """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
@@ -99,12 +100,13 @@ class BearerAuth:
         if hmac.compare_digest(given, self.expected):
             await self.app(scope, receive, send)
             return
-        if scope["type"] == "http" and method in ("GET", "HEAD") and webauth.is_web_path(path):
+        if scope["type"] == "http" and webauth.accepts_cookie(method, path):
             if webauth.cookie_matches(headers.get(b"cookie", b""), self.token):
-                await self.app(scope, receive, send)
-            else:
+                await self.app(scope, receive, send)  # a POST still needs its CSRF token
+                return
+            if method in ("GET", "HEAD"):
                 await redirect_to_login(send, scope)
-            return
+                return
         message = "missing bearer token" if not given else "invalid bearer token"
         await send_json(
             send,

@@ -26,6 +26,7 @@ from ai_memory.web.text_view import stems_of
 from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
 from ai_memory.web.ui_health import build_health_router
 from ai_memory.web.ui_pages import build_pages_router
+from ai_memory.web.ui_pending import build_pending_router
 from ai_memory.web.ui_sessions import build_sessions_router
 from ai_memory.web.views import Views
 from ai_memory.web.webauth import WEB_HOME
@@ -44,6 +45,7 @@ def build_router(token: str) -> APIRouter:
     router.include_router(build_health_router(views))
     router.include_router(build_sessions_router(views))
     router.include_router(build_pages_router(views))
+    router.include_router(build_pending_router(views, token))
 
     @router.api_route("", methods=READ)
     @guard

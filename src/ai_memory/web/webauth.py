@@ -3,7 +3,9 @@
 Browsers cannot send a bearer header, so ``/web/login`` trades the token for a
 cookie. The cookie holds an HMAC of the token, not the token: a leaked cookie
 opens only the read-only pages (GET/HEAD under /web), never the API, and it
-stops working when the token is rotated. Standard library only: the auth
+stops working when the token is rotated. The one write it also carries is a
+decision on the pending-writes queue (POST under ``WEB_FORM_PREFIX``), and only
+with the form's CSRF token, an HMAC bound to that cookie. Standard library only: the auth
 middleware imports it.
 """
 
@@ -21,6 +23,8 @@ LOGIN_PATH = "/web/login"
 LOGOUT_PATH = "/web/logout"
 STYLE_PATH = "/web/style.css"
 _COOKIE_LABEL = b"ai-memory web ui cookie v1"
+_CSRF_LABEL = b"ai-memory web ui csrf v1:"
+WEB_FORM_PREFIX = "/web/pending-writes/"  # the only web pages that take a POST
 
 
 def is_web_path(path: str) -> bool:
@@ -34,6 +38,23 @@ def token_matches(given: str, token: str) -> bool:
 
 def cookie_for(token: str) -> str:
     return hmac.new(token.encode("utf-8"), _COOKIE_LABEL, hashlib.sha256).hexdigest()
+
+
+def accepts_cookie(method: str, path: str) -> bool:
+    """GET/HEAD of any UI page; POST only to the pending-writes forms."""
+    if method in ("GET", "HEAD"):
+        return is_web_path(path)
+    return method == "POST" and path.startswith(WEB_FORM_PREFIX)
+
+
+def csrf_for(token: str) -> str:
+    """The form token of the web session that holds this token's cookie."""
+    key = token.encode("utf-8")
+    return hmac.new(key, _CSRF_LABEL + cookie_for(token).encode(), hashlib.sha256).hexdigest()
+
+
+def csrf_matches(given: str, token: str) -> bool:
+    return hmac.compare_digest(given.encode("utf-8", "replace"), csrf_for(token).encode())
 
 
 def cookie_matches(cookie_header: bytes, token: str) -> bool:

@@ -1,0 +1,91 @@
+"""``/api/v1/pending-writes``: the learning loop's queue (list, show, approve, reject)
+and ``/api/v1/auto-improve``, which runs the reviewer now.
+
+Approving and rejecting run in a worker thread: they wait for the writer and the
+git checkpoint notice, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, ConfigDict, Field
+
+from ai_memory.consolidate import pending
+from ai_memory.consolidate.learning_schedule import improve_now
+from ai_memory.core.identity import Scope
+from ai_memory.core.validate import STORABLE, SqlId
+from ai_memory.runtime import Runtime
+from ai_memory.web.deps import get_runtime
+
+router = APIRouter(prefix="/api/v1")
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+Name = Annotated[str, Field(max_length=200)]
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    by: Annotated[str, Field(min_length=1, max_length=200), STORABLE] = "api"
+    reason: Annotated[str, Field(max_length=2000), STORABLE] = ""
+
+
+class ImproveBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    project: Name
+    workspace: Name | None = None
+    session_id: Annotated[str, Field(min_length=1, max_length=200), STORABLE] | None = None
+    dry_run: bool = False
+
+
+@router.get("/pending-writes")
+async def list_pending(
+    runtime: RuntimeDep,
+    state: Annotated[str, Field(max_length=20)] = "pending",
+    workspace: Name | None = None,
+    project: Name | None = None,
+    limit: int = 100,
+) -> dict[str, Any]:
+    """The queue, newest first; ``state=all`` lists every decision too."""
+    scope = Scope.of(workspace, project) if project else None
+    rows = await runtime.readers.aread(lambda conn: pending.list_writes(conn, state, scope, limit))
+    return {"pending_writes": rows}
+
+
+@router.get("/pending-writes/{pending_id}")
+async def show_pending(runtime: RuntimeDep, pending_id: SqlId) -> dict[str, Any]:
+    """One pending write with its snapshot, its proposal and the diff between them."""
+    row = await runtime.readers.aread(lambda conn: pending.get_write(conn, pending_id))
+    return pending.detail(row)
+
+
+@router.post("/pending-writes/{pending_id}/approve")
+async def approve_pending(
+    runtime: RuntimeDep, pending_id: SqlId, body: Decision | None = None
+) -> dict[str, Any]:
+    """Apply it as a new version; 409 when its target changed since (state ``refused``)."""
+    by = body.by if body else "api"
+    return await asyncio.to_thread(pending.approve, runtime.wiki, pending_id, by)
+
+
+@router.post("/pending-writes/{pending_id}/reject")
+async def reject_pending(
+    runtime: RuntimeDep, pending_id: SqlId, body: Decision | None = None
+) -> dict[str, Any]:
+    decision = body or Decision()
+    return await asyncio.to_thread(
+        pending.reject, runtime.wiki, pending_id, decision.by, decision.reason
+    )
+
+
+@router.post("/auto-improve")
+async def auto_improve(runtime: RuntimeDep, body: ImproveBody) -> dict[str, Any]:
+    """Review one completed session now (default: the project's latest)."""
+    scope = Scope.of(body.workspace, body.project)
+    report = await improve_now(
+        runtime.wiki, runtime.llm, runtime.config.learning, scope, body.session_id, body.dry_run
+    )
+    return report.to_dict()

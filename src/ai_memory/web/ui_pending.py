@@ -1,0 +1,114 @@
+"""``/web/pending-writes``: the learning loop's queue, each proposal with its diff and
+approve/reject buttons — the only writes the web UI makes.
+
+The buttons are plain HTML forms (no script). Each POST must carry the page's CSRF
+token, bound to the sign-in cookie (:func:`~ai_memory.web.webauth.csrf_for`), on top
+of the same-origin rule every write already meets; anything else is a 403 and
+changes nothing. A decision answers with a redirect back to the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+
+from ai_memory.consolidate import pending
+from ai_memory.core.errors import Conflict
+from ai_memory.runtime import Runtime
+from ai_memory.web import webauth
+from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
+from ai_memory.web.views import Views
+
+QUEUE = "/web/pending-writes"
+MAX_FORM_BYTES = 8192
+SHOWN = 100
+BY = "web"
+
+
+def build_pending_router(views: Views, token: str) -> APIRouter:
+    router = APIRouter()
+    csrf = webauth.csrf_for(token)
+
+    async def queue(
+        runtime: Runtime, state: str, *, notice: str = "", error: str = "", status: int = 200
+    ) -> Response:
+        rows = await runtime.readers.aread(
+            lambda conn: [
+                pending.get_write(conn, row["id"])
+                for row in pending.list_writes(conn, state, None, SHOWN)
+            ]
+        )
+        writes = [{**row, "lines": diff_lines(row)} for row in rows]
+        return views.html(
+            "pending.html",
+            status,
+            writes=writes,
+            state=state or "all",
+            states=("pending", "applied", "rejected", "refused", "all"),
+            csrf=csrf,
+            notice=notice,
+            error=error,
+        )
+
+    @router.api_route("/pending-writes", methods=READ)
+    @html_errors(views)
+    async def pending_page(runtime: RuntimeDep, state: str = "pending", done: str = "") -> Response:
+        notice = ""
+        if done:
+            number = parse_positive(done, "done", most=10**12)
+            row = await runtime.readers.aread(lambda conn: pending.get_write(conn, number))
+            notice = f"#{number} {row['path']}: {row['state']}."
+        return await queue(runtime, state, notice=notice)
+
+    @router.post("/pending-writes/{pending_id}/{action}")
+    @html_errors(views)
+    async def decide(
+        request: Request, runtime: RuntimeDep, pending_id: str, action: str
+    ) -> Response:
+        number = parse_positive(pending_id, "pending write id", most=10**12)
+        if action not in ("approve", "reject"):
+            return views.error(404, f"Nothing lives at {request.url.path}.")
+        form = await read_form(request)
+        if form is None or not webauth.csrf_matches(form.get("csrf", ""), token):
+            return views.error(
+                403, "This form is out of date or did not come from this page; reload it."
+            )
+        try:
+            if action == "approve":
+                await asyncio.to_thread(pending.approve, runtime.wiki, number, BY)
+            else:
+                reason = form.get("reason", "").strip()[:2000]
+                await asyncio.to_thread(pending.reject, runtime.wiki, number, BY, reason)
+        except Conflict as exc:
+            return await queue(runtime, "pending", error=exc.message, status=409)
+        return RedirectResponse(f"{QUEUE}?done={number}", status_code=303)
+
+    return router
+
+
+async def read_form(request: Request) -> dict[str, str] | None:
+    """The urlencoded form, first value of each field; None when too large or unreadable."""
+    body = await request.body()
+    if len(body) > MAX_FORM_BYTES:
+        return None
+    try:
+        fields = parse_qs(body.decode("utf-8"), max_num_fields=10, strict_parsing=False)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return {name: values[0] for name, values in fields.items()}
+
+
+def diff_lines(row: dict[str, Any]) -> list[dict[str, str]]:
+    return [{"text": line, "class": _class(line)} for line in pending.diff_lines(row)]
+
+
+def _class(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "file"
+    if line.startswith("@@"):
+        return "hunk"
+    return {"+": "add", "-": "del"}.get(line[:1], "same")
