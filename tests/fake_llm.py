@@ -72,8 +72,6 @@ class FakeLlm:
         self.requests: list[Request] = []
         self.responder: Callable[[Request], Reply] | None = None
         self.embedding_dim = embedding_dim
-        self.in_flight = 0
-        self.max_in_flight = 0
         self.lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"fake": self})
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -102,11 +100,6 @@ class FakeLlm:
         with self.lock:
             return [r.body for r in self.requests]
 
-    def models(self) -> list[str]:
-        """The model each chat request named, in order (Gemini's from its path)."""
-        with self.lock:
-            return [_model_of(r) for r in self.requests if not r.path.endswith("/embeddings")]
-
     def next_reply(self, request: Request) -> Reply:
         with self.lock:
             self.requests.append(request)
@@ -129,13 +122,6 @@ class FakeLlm:
 def fake_llm() -> Iterator[FakeLlm]:
     with FakeLlm() as fake:
         yield fake
-
-
-def _model_of(request: Request) -> str:
-    match = GEMINI.match(request.path)
-    if match:
-        return match["model"]
-    return str(request.body.get("model", "")) if isinstance(request.body, dict) else ""
 
 
 def _text(content: Any) -> str:
@@ -226,16 +212,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._embeddings(body)
             return
         reply = self.fake.next_reply(request)
-        with self.fake.lock:
-            self.fake.in_flight += 1
-            self.fake.max_in_flight = max(self.fake.max_in_flight, self.fake.in_flight)
-        try:
-            self._reply(reply, model)
-        finally:
-            with self.fake.lock:
-                self.fake.in_flight -= 1
-
-    def _reply(self, reply: Reply, model: str) -> None:
         if reply.delay_s:
             time.sleep(reply.delay_s)
         if reply.status >= 400:

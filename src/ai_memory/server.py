@@ -27,6 +27,7 @@ from ai_memory.service.drain import start_spool_drain
 from ai_memory.store.upgrade import refuse_newer_database
 from ai_memory.web import admin, api, graph_api, pending_api, ui
 from ai_memory.web import hooks as hooks_web
+from ai_memory.web import hygiene_projects_api
 from ai_memory.web import maintenance as maintenance_api
 from ai_memory.web import search as search_api
 from ai_memory.web.connections import ConnectionLimits, protocol_class
@@ -90,6 +91,7 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
     app.include_router(maintenance_api.router)
+    app.include_router(hygiene_projects_api.router)
     app.include_router(pending_api.router)
     app.include_router(ui.build_router(token))
     mount(app, mcp_server)

@@ -33,6 +33,7 @@ from ai_memory.hooks.ingest import (
     parse_in_place,
     store_command,
 )
+from ai_memory.hooks.project_aliases import ProjectAliases
 from ai_memory.hooks.recap import anchor_text, claimed_note
 from ai_memory.hooks.sanitize import Sanitizer
 from ai_memory.hooks.sessions import (
@@ -75,6 +76,7 @@ class HookService:
         self.limit = settings.queue_size
         self.in_flight = 0
         self.cpu = anyio.CapacityLimiter(SANITIZE_THREADS)
+        self.aliases = ProjectAliases(runtime.readers)  # renamed projects' old names
 
     def start(self) -> None:
         """Start the follow-up worker and queue pages a crash left unwritten."""
@@ -108,6 +110,7 @@ class HookService:
             event = await anyio.to_thread.run_sync(
                 parse_event, params, body, self.sanitizer, limiter=self.cpu
             )
+        event = self.aliases.event(event)
         (outcome,) = await self._store([event])
         self._follow_up(event, outcome)
         return outcome
@@ -151,7 +154,8 @@ class HookService:
         if not isinstance(params, dict):
             raise InvalidInput("params must be an object")
         body = item.get("body")
-        return parse_event(params, {} if body is None else body, self.sanitizer)
+        event = parse_event(params, {} if body is None else body, self.sanitizer)
+        return self.aliases.event(event)
 
     async def _store(self, events: list[HookEvent]) -> list[IngestOutcome]:
         """One writer command for the events; bounded by the ingest limit, never waiting."""
@@ -278,6 +282,7 @@ class HookService:
         agent, cwd, scope = await anyio.to_thread.run_sync(
             common_params, params, {}, self.sanitizer, limiter=self.cpu
         )
+        scope = self.aliases.scope(scope)
         session_id = given_session_id(params, self.sanitizer)
         budget = _budget(params.get("budget"), self.runtime.config.hooks.brief_chars)
         return agent, cwd, scope, session_id, budget

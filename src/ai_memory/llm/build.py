@@ -41,25 +41,20 @@ def build_chat(config: Config, env: Mapping[str, str] | None = None) -> LlmChat 
         return None
     env = os.environ if env is None else env
     made: dict[CandidateKey, Candidate] = {}
-    chains: dict[str, Chain] = {}
-    for task, members in chain_members(config).items():
+
+    def chain(task: str, members: list[LlmCandidate]) -> Chain:
         candidates = [_candidate(settings, member, env, made) for member in members]
         for candidate in candidates:
             if task not in candidate.tasks:
                 candidate.tasks.append(task)
-        chains[task] = Chain(candidates, settings.max_concurrency, settings.retry_after_max_s)
-    return LlmChat(chains)
+        return Chain(candidates, settings.max_concurrency, settings.retry_after_max_s)
 
-
-def chain_members(config: Config) -> dict[str, list[LlmCandidate]]:
-    """Each chain's candidates in order: ``default`` and every configured task section."""
-    settings = config.llm
-    chains = {"default": [settings.primary(), *config.llm_fallbacks]}
+    chains = {"default": chain("default", [settings.primary(), *config.llm_fallbacks])}
     for task in TASKS:
         section: LlmTaskSettings | None = getattr(settings, task)
         if section is not None:
-            chains[task] = task_chain(settings, section, config.llm_fallbacks, task)
-    return chains
+            chains[task] = chain(task, task_chain(settings, section, config.llm_fallbacks, task))
+    return LlmChat(chains)
 
 
 def task_chain(

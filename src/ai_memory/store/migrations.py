@@ -309,6 +309,14 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (workspace, project)
     );
     """,
+    # 14: a renamed, moved or merged project's old name, so the checkouts that still
+    # resolve to it (their remote, folder or marker) land in the new one.
+    """
+    CREATE TABLE project_aliases (
+        workspace TEXT NOT NULL, name TEXT NOT NULL, target_workspace TEXT NOT NULL,
+        target_project TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (workspace, name)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

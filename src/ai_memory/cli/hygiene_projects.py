@@ -1,0 +1,206 @@
+"""``rename-project``, ``move-project`` and ``merge-project``: fixing which project memory is in.
+
+Each asks the running server (``POST /admin/hygiene/...``) when one owns the data
+dir, so its writer and its hooks see the change at once; with no server it
+takes the data dir's lock itself and runs the same operation in-process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ai_memory.cli.options import DataDir, Json, ServerUrl, client_for, load_config_owning
+from ai_memory.cli.output import emit_json, err, out, styled
+from ai_memory.core.errors import InvalidInput, ServerRunning
+
+if TYPE_CHECKING:
+    from ai_memory.config import Config
+    from ai_memory.hygiene.report import HygieneReport
+    from ai_memory.runtime import Runtime
+
+DryRun = Annotated[
+    bool, typer.Option("--dry-run", help="Report what would change; change nothing.")
+]
+Yes = Annotated[bool, typer.Option("--yes", help="Confirm the change (not needed with --dry-run).")]
+InWorkspace = Annotated[str, typer.Option("--workspace", "-w", help="Workspace of the project.")]
+
+
+class OnCollision(StrEnum):
+    refuse = "refuse"
+    keep_dst = "keep-dst"
+    suffix = "suffix"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rename-project")(rename_project)
+    app.command("move-project")(move_project)
+    app.command("merge-project")(merge_project)
+
+
+def rename_project(
+    old: Annotated[str, typer.Argument(help="The project's current name.")],
+    new: Annotated[str, typer.Argument(help="Its new name (must not exist yet).")],
+    workspace: InWorkspace = "default",
+    dry_run: DryRun = False,
+    json_output: Json = False,
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+) -> None:
+    """Rename a project: every row, page version and file; the old name stays an alias."""
+    from ai_memory.core.identity import Scope
+    from ai_memory.hygiene.projects import rename_project as rename
+
+    scope = Scope.of(workspace, old)
+    payload = {"workspace": workspace, "project": old, "new_name": new, "dry_run": dry_run}
+    _run(
+        "rename-project",
+        payload,
+        lambda runtime: rename(runtime, scope, new, dry_run=dry_run),
+        json_output,
+        data_dir,
+        server,
+    )
+
+
+def move_project(
+    project: Annotated[str, typer.Argument(help="The project to move.")],
+    to_workspace: Annotated[
+        str, typer.Option("--to-workspace", help="Workspace to move it to (must not hold it).")
+    ],
+    workspace: InWorkspace = "default",
+    dry_run: DryRun = False,
+    json_output: Json = False,
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+) -> None:
+    """Move a project to another workspace, keeping its name; the old place stays an alias."""
+    from ai_memory.core.identity import Scope
+    from ai_memory.hygiene.projects import move_project as move
+
+    scope = Scope.of(workspace, project)
+    payload = {
+        "workspace": workspace,
+        "project": project,
+        "to_workspace": to_workspace,
+        "dry_run": dry_run,
+    }
+    _run(
+        "move-project",
+        payload,
+        lambda runtime: move(runtime, scope, to_workspace, dry_run=dry_run),
+        json_output,
+        data_dir,
+        server,
+    )
+
+
+def merge_project(
+    src: Annotated[str, typer.Argument(help="The project to merge (removed afterwards).")],
+    into: Annotated[str, typer.Option("--into", help="The project that receives everything.")],
+    workspace: InWorkspace = "default",
+    into_workspace: Annotated[
+        str | None, typer.Option("--into-workspace", help="Workspace of --into (default: same).")
+    ] = None,
+    on_collision: Annotated[
+        OnCollision,
+        typer.Option(
+            "--on-collision",
+            help="A path both projects hold: refuse (default), keep-dst (drop SRC's page), "
+            "or suffix (keep SRC's as <name>-<src>.md).",
+        ),
+    ] = OnCollision.refuse,
+    yes: Yes = False,
+    dry_run: DryRun = False,
+    json_output: Json = False,
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+) -> None:
+    """Merge SRC into another project: pages, links, sessions, observations, handoffs."""
+    from ai_memory.core.identity import Scope
+    from ai_memory.hygiene.merge import merge_project as merge
+
+    confirm(yes, dry_run, f"merging {src} into {into} removes {src}")
+    source = Scope.of(workspace, src)
+    target = Scope.of(into_workspace or workspace, into)
+    payload = {
+        "workspace": workspace,
+        "project": src,
+        "into": into,
+        "into_workspace": into_workspace,
+        "on_collision": on_collision.value,
+        "dry_run": dry_run,
+    }
+    _run(
+        "merge-project",
+        payload,
+        lambda runtime: merge(
+            runtime, source, target, on_collision=on_collision.value, dry_run=dry_run
+        ),
+        json_output,
+        data_dir,
+        server,
+    )
+
+
+def confirm(yes: bool, dry_run: bool, what: str) -> None:
+    if not (yes or dry_run):
+        raise InvalidInput(f"{what}; add --yes to go ahead, or --dry-run to see what changes")
+
+
+def _run(
+    operation: str,
+    payload: dict[str, Any],
+    local: Callable[[Runtime], HygieneReport],
+    json_output: bool,
+    data_dir: DataDir,
+    server: str | None,
+) -> None:
+    from ai_memory.hygiene.report import HygieneReport
+
+    config = load_config_owning(data_dir)
+    report = in_process(config, operation, local)
+    if report is None:
+        client = client_for(config, server)
+        try:
+            data = client.request("POST", f"/admin/hygiene/{operation}", json=payload)
+        finally:
+            client.close()
+        report = HygieneReport.from_json(data)
+    show(report, json_output)
+
+
+def in_process(
+    config: Config, operation: str, local: Callable[[Runtime], HygieneReport]
+) -> HygieneReport | None:
+    """Run ``local`` on a Runtime of our own while holding the data dir; None when a
+    server holds it (the caller asks that server instead)."""
+    from ai_memory.maintenance.lock import ServerLock
+    from ai_memory.runtime import Runtime
+
+    lock = ServerLock(config.data_dir, operation=operation)
+    try:
+        lock.acquire()
+    except ServerRunning:
+        return None
+    try:
+        runtime = Runtime.start(config, embed=False, search=False)
+        try:
+            return local(runtime)
+        finally:
+            runtime.stop()
+    finally:
+        lock.release()
+
+
+def show(report: HygieneReport, json_output: bool) -> None:
+    if json_output:
+        emit_json(report.to_json())
+        return
+    for line in report.summary_lines():
+        out.print(line, soft_wrap=True, highlight=False)
+    if report.collisions and report.dry_run:
+        err.print(styled("collisions:", "yellow"), "choose --on-collision keep-dst or suffix")

@@ -1,0 +1,147 @@
+"""SQL that moves a project's rows to another (workspace, project), and its aliases.
+
+Every table whose rows carry both a ``workspace`` and a ``project`` column is
+found from the schema itself, so a table added later moves with the others
+without this file knowing its name. Functions run inside the writer's
+transaction (or on a reader, for counts); they never commit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ai_memory.core.identity import Scope
+
+TABLES = """
+SELECT m.name FROM sqlite_master m
+WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.sql NOT LIKE 'CREATE VIRTUAL%'
+    AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = 'workspace')
+    AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = 'project')
+ORDER BY m.name
+"""
+
+PROJECT_ROW = (
+    "SELECT workspace, name, remote, created_at FROM projects WHERE workspace = ? AND name = ?"
+)
+INSERT_PROJECT = "INSERT INTO projects(workspace, name, remote, created_at) VALUES (?, ?, ?, ?)"
+ADOPT_REMOTE = "UPDATE projects SET remote = ? WHERE workspace = ? AND name = ? AND remote IS NULL"
+DELETE_PROJECT = "DELETE FROM projects WHERE workspace = ? AND name = ?"
+ENSURE_WORKSPACE = "INSERT OR IGNORE INTO workspaces(name, created_at) VALUES (?, ?)"
+
+COUNT_LINKS_IN = "SELECT count(*) FROM links WHERE dst_workspace = ? AND dst_project = ?"
+MOVE_LINKS_IN = """
+UPDATE links SET dst_workspace = :to_ws, dst_project = :to_p
+WHERE dst_workspace = :ws AND dst_project = :p
+"""
+
+# Pages of other projects whose links point into a scope (their text names it).
+LINKING_PAGES = """
+SELECT DISTINCT s.workspace, s.project, s.path FROM links l JOIN pages s ON s.id = l.src_id
+WHERE l.dst_workspace = ? AND l.dst_project = ? AND s.is_latest = 1
+    AND NOT (s.workspace = l.dst_workspace AND s.project = l.dst_project)
+ORDER BY s.workspace, s.project, s.path
+"""
+LATEST_PATHS = """
+SELECT id, path FROM pages WHERE workspace = ? AND project = ? AND is_latest = 1 ORDER BY path
+"""
+VERSION_IDS = "SELECT id, is_latest FROM pages WHERE workspace = ? AND project = ? AND path = ?"
+
+ALIAS_ROWS = "SELECT workspace, name, target_workspace, target_project FROM project_aliases"
+REPOINT_ALIASES = """
+UPDATE project_aliases SET target_workspace = :to_ws, target_project = :to_p
+WHERE target_workspace = :ws AND target_project = :p
+"""
+UPSERT_ALIAS = """
+INSERT INTO project_aliases(workspace, name, target_workspace, target_project, created_at)
+VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (workspace, name) DO UPDATE SET target_workspace = excluded.target_workspace,
+    target_project = excluded.target_project, created_at = excluded.created_at
+"""
+DROP_ALIAS = "DELETE FROM project_aliases WHERE workspace = ? AND name = ?"
+
+
+def scoped_tables(conn: sqlite3.Connection) -> list[str]:
+    """Every table keyed by (workspace, project), ``projects`` itself aside."""
+    return [row[0] for row in conn.execute(TABLES)]
+
+
+def count_rows(conn: sqlite3.Connection, scope: Scope) -> dict[str, int]:
+    """Rows per table a move of ``scope`` takes along (links into it counted apart)."""
+    counts = {
+        table: int(
+            conn.execute(
+                f'SELECT count(*) FROM "{table}" WHERE workspace = ? AND project = ?',
+                (scope.workspace, scope.project),
+            ).fetchone()[0]
+        )
+        for table in scoped_tables(conn)
+    }
+    counts["links (incoming)"] = int(
+        conn.execute(COUNT_LINKS_IN, (scope.workspace, scope.project)).fetchone()[0]
+    )
+    counts["projects"] = 1
+    return counts
+
+
+def move_rows(conn: sqlite3.Connection, src: Scope, dst: Scope, now: str) -> dict[str, int]:
+    """Re-key every row of ``src`` to ``dst``; return the rows moved per table.
+
+    A row that would collide with one ``dst`` holds already (a merge: the same session id
+    or watermark in both) stays behind and is dropped with ``src``: ``dst``'s row wins.
+    The projects row moves first, so the foreign keys hold at every statement.
+    """
+    conn.execute(ENSURE_WORKSPACE, (dst.workspace, now))
+    row = conn.execute(PROJECT_ROW, (src.workspace, src.project)).fetchone()
+    target = conn.execute(PROJECT_ROW, (dst.workspace, dst.project)).fetchone()
+    if target is None:
+        conn.execute(INSERT_PROJECT, (dst.workspace, dst.project, row["remote"], row["created_at"]))
+    elif row["remote"]:
+        conn.execute(ADOPT_REMOTE, (row["remote"], dst.workspace, dst.project))
+    moved: dict[str, int] = {}
+    for table in scoped_tables(conn):
+        cursor = conn.execute(
+            f'UPDATE OR IGNORE "{table}" SET workspace = ?, project = ? '
+            "WHERE workspace = ? AND project = ?",
+            (dst.workspace, dst.project, src.workspace, src.project),
+        )
+        moved[table] = cursor.rowcount
+        left = conn.execute(
+            f'DELETE FROM "{table}" WHERE workspace = ? AND project = ?',
+            (src.workspace, src.project),
+        ).rowcount
+        if left:
+            moved[f"{table} (dropped, already in target)"] = left
+    params = _names(src, dst)
+    moved["links (incoming)"] = conn.execute(MOVE_LINKS_IN, params).rowcount
+    conn.execute(DELETE_PROJECT, (src.workspace, src.project))
+    moved["projects"] = 1
+    return moved
+
+
+def alias(conn: sqlite3.Connection, src: Scope, dst: Scope, now: str) -> None:
+    """Make ``src`` (and every name that already led to it) lead to ``dst``; ``dst`` is
+    a real project now, so an alias of that name would only shadow it."""
+    conn.execute(REPOINT_ALIASES, _names(src, dst))
+    conn.execute(UPSERT_ALIAS, (src.workspace, src.project, dst.workspace, dst.project, now))
+    conn.execute(DROP_ALIAS, (dst.workspace, dst.project))
+
+
+def aliases(conn: sqlite3.Connection) -> dict[Scope, Scope]:
+    """Every alias, old scope to the project it leads to."""
+    return {Scope(row[0], row[1]): Scope(row[2], row[3]) for row in conn.execute(ALIAS_ROWS)}
+
+
+def linking_pages(conn: sqlite3.Connection, scope: Scope) -> list[tuple[str, str, str]]:
+    """(workspace, project, path) of latest pages elsewhere that link into ``scope``."""
+    rows = conn.execute(LINKING_PAGES, (scope.workspace, scope.project))
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def latest_paths(conn: sqlite3.Connection, scope: Scope) -> dict[str, int]:
+    """Path to latest page id of every live page of ``scope``."""
+    rows = conn.execute(LATEST_PATHS, (scope.workspace, scope.project))
+    return {r[1]: int(r[0]) for r in rows}
+
+
+def _names(src: Scope, dst: Scope) -> dict[str, str]:
+    return {"ws": src.workspace, "p": src.project, "to_ws": dst.workspace, "to_p": dst.project}
