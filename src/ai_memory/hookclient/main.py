@@ -19,8 +19,9 @@ from ai_memory.hookclient import spool
 from ai_memory.hookclient.deliver import Tally, log_error, retry_spooled, settle
 from ai_memory.hookclient.fastjson import dumps, loads
 from ai_memory.hookclient.fastre import Patterns, cache_file
+from ai_memory.hookclient.policy import apply, load_policy
 from ai_memory.hookclient.redact import holds_secret, redact, redact_payload
-from ai_memory.hookclient.resolve import resolve_project
+from ai_memory.hookclient.resolve import locate_checkout
 from ai_memory.hookclient.sessionid import safe_session_id
 from ai_memory.hookclient.shrink import shrink
 from ai_memory.hookclient.transport import Transport, Unreachable
@@ -138,7 +139,17 @@ def handle(
 ) -> dict[str, Any]:
     payload = parse_payload(raw)
     cwd = _cwd(payload)
-    identity = resolve_project(cwd)
+    identity, marker = locate_checkout(cwd)
+    # The capture policy first: what it drops is never spooled, sent or logged.
+    policy = load_policy(identity.root, marker, env)
+    if policy.problem is not None:
+        warning = f"capture policy not applied, nothing is captured here: {policy.problem}"
+        _warn(f"ai-memory: {warning}")
+        log_error(data_dir, warning)
+    allowed = apply(policy, _raw_event(args.event, payload), payload, cwd)
+    if allowed is None:
+        return {}
+    payload = allowed
     # From here on only redacted text: the spool on disk never holds a secret.
     patterns = Patterns(cache_file())
     payload = redact_payload(payload, patterns)
@@ -321,6 +332,15 @@ def _asks_recap(payload: dict[str, Any]) -> bool:
     if not isinstance(prompt, str) or len(prompt) > 80:
         return False
     return prompt.strip().rstrip(".!?").strip().casefold() in RECAP_PROMPTS
+
+
+def _warn(message: str) -> None:
+    """A line for the person at the terminal; the agent goes on whatever happens."""
+    try:
+        sys.stderr.write(message[:500] + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _fresh(marker: str) -> bool:

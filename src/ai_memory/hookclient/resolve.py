@@ -41,27 +41,45 @@ class ProjectIdentity:
 
 
 def resolve_project(cwd: str | os.PathLike[str]) -> ProjectIdentity:
-    """The nearest marker, else the git remote ``origin``, else the checkout's folder name.
+    """The nearest marker, else the git remote ``origin``, else the checkout's folder name."""
+    return locate_checkout(cwd)[0]
 
-    Plain ``os.path`` work on strings: ``pathlib`` is slow to import on every hook run.
+
+def locate_checkout(
+    cwd: str | os.PathLike[str],
+) -> tuple[ProjectIdentity, tuple[str, str | None] | None]:
+    """The project, and the nearest marker as ``(its folder, its text or None)``.
+
+    One walk up the tree serves both: the project comes from the first marker naming
+    one, else the git remote ``origin``, else the checkout's folder name; the marker is
+    the nearest ``.ai-memory.toml`` at or above ``cwd`` (above the checkout too, so a
+    folder of client repositories can hold one for all), whether it names a project or
+    only sets a policy. Plain ``os.path`` work on strings: ``pathlib`` is slow to import.
     """
     start = os.path.abspath(os.path.expanduser(os.fspath(cwd)))
     directory = start
+    nearest: tuple[str, str | None] | None = None
+    identity: ProjectIdentity | None = None
     while True:
         marker = os.path.join(directory, MARKER)
-        if os.path.isfile(marker):
-            found = _from_marker(marker, directory)
+        if (identity is None or nearest is None) and os.path.isfile(marker):
+            text = _read(marker)
+            nearest = nearest or (directory, text)
+            found = _from_marker(text, directory) if identity is None else None
             if found is not None:
-                return found
-        git = os.path.join(directory, ".git")
-        if os.path.exists(git):
-            return _from_git(git, directory)
+                return found, nearest
+        if identity is None and os.path.exists(os.path.join(directory, ".git")):
+            identity = _from_git(os.path.join(directory, ".git"), directory)
+        if identity is not None and nearest is not None:
+            break
         parent = os.path.dirname(directory)
         if parent == directory:
             break
         directory = parent
-    name = safe_name(os.path.basename(start))
-    return ProjectIdentity(DEFAULT_WORKSPACE, name, None, start, "directory")
+    if identity is None:
+        name = safe_name(os.path.basename(start))
+        identity = ProjectIdentity(DEFAULT_WORKSPACE, name, None, start, "directory")
+    return identity, nearest
 
 
 def _from_git(git: str, directory: str) -> ProjectIdentity:
@@ -75,8 +93,8 @@ def _from_git(git: str, directory: str) -> ProjectIdentity:
     return ProjectIdentity(DEFAULT_WORKSPACE, name, None, directory, "directory")
 
 
-def _from_marker(marker: str, directory: str) -> ProjectIdentity | None:
-    data = _marker_values(marker)
+def _from_marker(text: str | None, directory: str) -> ProjectIdentity | None:
+    data = marker_values(text) if text is not None else None
     if data is None:
         return None
     project = data.get("project")
@@ -86,22 +104,25 @@ def _from_marker(marker: str, directory: str) -> ProjectIdentity | None:
     return ProjectIdentity(safe_name(workspace), safe_name(project), None, directory, "marker")
 
 
-def _marker_values(marker: str) -> dict[str, object] | None:
-    """The marker's top-level keys; ``tomllib`` (slow to import) only for an unusual file."""
-    from ai_memory.hookclient.plain_toml import strings
+def marker_values(text: str, table: str = "") -> dict[str, object] | None:
+    """A marker's ``table`` ("" for the top level; None when the file is not TOML).
 
-    text = _read(marker)
-    if text is None:
-        return None
-    plain = strings(text)
+    ``tomllib`` (slow to import) only for an unusual file.
+    """
+    from ai_memory.hookclient.plain_toml import values
+
+    plain = values(text, table)
     if plain is not None:
         return dict(plain)
     import tomllib
 
     try:
-        return tomllib.loads(text)
+        data: object = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         return None
+    for name in table.split(".") if table else ():
+        data = data.get(name, {}) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else None
 
 
 def _read(path: str) -> str | None:

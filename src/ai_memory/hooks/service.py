@@ -22,6 +22,7 @@ from ai_memory.hooks.brief import (
     read_source,
     shown_page_ids,
 )
+from ai_memory.hooks.capture_filter import CaptureFilter
 from ai_memory.hooks.followup import SessionFinisher
 from ai_memory.hooks.handoffs import claim_command, consumed_handoff
 from ai_memory.hooks.ingest import (
@@ -52,6 +53,8 @@ SANITIZE_THREADS = 2
 _DIGITS = re.compile(r"[0-9]{1,5}")
 # Sessions that continue (not start afresh) take no new handoff.
 NO_NEW_CLAIM = frozenset({"compact", "resume"})
+# What an event the [ingest] lists drop is answered: accepted, so the client lets it go.
+DROPPED = IngestOutcome(stored=True, ended=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,7 @@ class HookService:
         self.limit = settings.queue_size
         self.in_flight = 0
         self.cpu = anyio.CapacityLimiter(SANITIZE_THREADS)
+        self.capture = CaptureFilter(runtime.config.ingest)
         self.aliases = ProjectAliases(runtime.readers)  # renamed projects' old names
 
     def start(self) -> None:
@@ -110,6 +114,8 @@ class HookService:
             event = await anyio.to_thread.run_sync(
                 parse_event, params, body, self.sanitizer, limiter=self.cpu
             )
+        if self.capture.drops(event, body):
+            return DROPPED
         event = self.aliases.event(event)
         (outcome,) = await self._store([event])
         self._follow_up(event, outcome)
@@ -142,9 +148,14 @@ class HookService:
         parsed: list[tuple[int, HookEvent]] = []
         for index, item in enumerate(items):
             try:
-                parsed.append((index, self._parse_item(item)))
+                event = self._parse_item(item)
             except AiMemoryError as exc:
                 results[index] = ItemResult(index, exc.http_status, exc.to_dict())
+                continue
+            if self.capture.drops(event, item.get("body") if isinstance(item, dict) else None):
+                results[index] = ItemResult(index, 202)
+            else:
+                parsed.append((index, event))
         return parsed
 
     def _parse_item(self, item: object) -> HookEvent:
