@@ -1,0 +1,148 @@
+"""``ai-memory backfill`` over transcripts the real agent CLIs wrote (and a few corrupt lines)."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from ai_memory.importers.discover import agent_names
+from ai_memory.importers.replay import Filters
+from ai_memory.importers.run import Source, plan
+from tests.backfill_homes import (
+    AGENTS,
+    CORRUPT_LINES,
+    EVENTS,
+    SESSIONS,
+    agent_home,
+    backfill,
+    checkout,
+)
+from tests.conftest import ServerProcess, run_cli
+
+COUNTED = ("sessions", "events", "skipped_lines", "projects")
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return agent_home(tmp_path, checkout(tmp_path / "src"))
+
+
+def rows(data_dir: Path, sql: str) -> list[tuple[object, ...]]:
+    uri = f"file:{data_dir / 'db' / 'memory.sqlite'}?mode=ro"
+    with closing(sqlite3.connect(uri, uri=True)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_import_makes_one_dated_session_page_per_session(data_dir: Path, home: Path) -> None:
+    dry = backfill(data_dir, home, "--dry-run")
+    done = backfill(data_dir, home)
+    assert done["via"] == "data dir" and done["dry_run"] is False
+    assert {k: done[k] for k in COUNTED} == {k: dry[k] for k in COUNTED}
+    assert done["sessions"] == SESSIONS and done["events"] == EVENTS
+    assert done["skipped_lines"] == CORRUPT_LINES
+    assert done["projects"] == {"default/acme-shop": {"sessions": SESSIONS, "events": EVENTS}}
+    assert done["stored"] == EVENTS and done["rejected"] == 0
+    sessions = rows(data_dir, "SELECT agent, started_at, ended_at, page_id FROM sessions")
+    assert sorted({agent for agent, *_ in sessions}) == sorted(AGENTS)
+    for _, started, ended, page_id in sessions:  # the CLIs ran these on 2026-12-01
+        assert str(started).startswith("2026-12-01T15:0") and str(ended) >= str(started)
+        assert page_id is not None
+    page = data_dir / "wiki" / "default" / "acme-shop" / "sessions"
+    claude = (page / "0410c98e-07b1-4a53-8005-1896f3d0ced9.md").read_text()
+    assert "- Started: 2026-12-01T15:00:26.132000Z" in claude
+    assert "- Ended: 2026-12-01T15:00:26.358000Z (imported)" in claude
+    assert "created: '2026-12-01T15:00:26.358000Z'" in claude
+    assert "echo hello-from-the-agent" in claude and "add a test for the greeting" in claude
+    created = rows(data_dir, "SELECT min(created_at), max(created_at) FROM observations")[0]
+    assert str(created[0]).startswith("2026-12-01T15:00") and str(created[1]) < "2026-12-01T15:03"
+
+
+def test_second_run_adds_nothing(data_dir: Path, home: Path) -> None:
+    backfill(data_dir, home)
+    before = rows(data_dir, "SELECT count(*) FROM observations")
+    pages = rows(data_dir, "SELECT count(*) FROM pages")
+    again = backfill(data_dir, home)
+    assert again["stored"] == 0 and again["duplicates"] == EVENTS
+    assert rows(data_dir, "SELECT count(*) FROM observations") == before
+    assert rows(data_dir, "SELECT count(*) FROM pages") == pages
+
+
+def test_filters(data_dir: Path, home: Path, tmp_path: Path) -> None:
+    def found(**given: object) -> int:
+        agents = agent_names(given.pop("agents", ()))  # type: ignore[arg-type]
+        filters = Filters(tuple(agents), **given)  # type: ignore[arg-type]
+        return plan(Source(home, {}), filters, agents)[1].sessions
+
+    assert found(agents=["codex"]) == 2
+    assert found(agents=["claude", "opencode"]) == 4
+    assert found(project="acme-shop") == found(project="default/acme-shop") == SESSIONS
+    assert found(project="other") == 0
+    assert found(cwd=str(tmp_path / "src")) == SESSIONS
+    assert found(cwd=str(tmp_path / "elsewhere")) == 0
+    assert found(since="2026-12-01T00:00:00.000000Z") == SESSIONS
+    assert found(since="2026-12-02T00:00:00.000000Z") == 0
+    only = backfill(data_dir, home, "--agent", "gemini", "--since", "2026-12-01", "-p", "acme-shop")
+    assert only["sessions"] == 2 and only["skipped_lines"] == 1
+    assert rows(data_dir, "SELECT DISTINCT agent FROM sessions") == [("gemini",)]
+
+
+def test_bad_options_are_named(data_dir: Path, home: Path) -> None:
+    done = run_cli("backfill", "--home", str(home), "--agent", "vim", data_dir=data_dir)
+    assert done.returncode == 1 and b"unknown agent 'vim'" in done.stderr
+    done = run_cli("backfill", "--home", str(home), "--since", "last week", data_dir=data_dir)
+    assert done.returncode == 1 and b"--since 'last week' is not a date" in done.stderr
+
+
+def test_unreadable_transcript_is_reported_not_fatal(data_dir: Path, home: Path) -> None:
+    (home / ".claude" / "projects" / "-somewhere" / "broken.jsonl").mkdir(parents=True)
+    text = run_cli("backfill", "--home", str(home), "--dry-run", data_dir=data_dir)
+    assert text.returncode == 0, text.stderr.decode()
+    assert b"unreadable:" in text.stderr and b"broken.jsonl" in text.stderr
+    assert b"would import 8 session(s), 40 event(s); 4 unreadable line(s) skipped" in text.stdout
+
+
+def test_progress_and_summary_are_printed(data_dir: Path, home: Path) -> None:
+    done = run_cli("backfill", "--home", str(home), data_dir=data_dir)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"imported 8/8 sessions" in done.stderr
+    assert b"imported (data dir) 8 session(s), 40 event(s); 4 unreadable line(s) skipped" in (
+        done.stdout
+    )
+    assert b"default/acme-shop: 8 session(s), 40 event(s)" in done.stdout
+
+
+def test_through_a_running_server_searchable(data_dir: Path, home: Path) -> None:
+    with_server = ServerProcess(data_dir).start()
+    try:
+        done = backfill(data_dir, home, "--server", with_server.url)
+        assert done["via"] == "server" and done["stored"] == EVENTS
+        again = backfill(data_dir, home, "--server", with_server.url)
+        assert again["rejected"] == 0
+        with with_server.client() as client:
+            found = client.get("/api/v1/search", params={"q": "greeting", "project": "acme-shop"})
+            sessions = client.get("/api/v1/sessions", params={"project": "acme-shop"}).json()
+    finally:
+        with_server.stop()
+    hits = found.json()["hits"]
+    assert {h["kind"] for h in hits} == {"session"} and len(hits) == SESSIONS
+    assert all(s["page_id"] is not None for s in sessions["sessions"])
+    assert rows(data_dir, "SELECT count(*) FROM observations") == [(EVENTS,)]
+    assert {s["started_at"][:10] for s in sessions["sessions"]} == {"2026-12-01"}
+
+
+def test_occurred_at_is_bounded(server: ServerProcess) -> None:
+    params = {"project": "p", "event": "user-prompt", "agent": "codex", "session_id": "s1"}
+    with server.client() as client:
+        for bad in ("1999-12-31T00:00:00Z", "2999-01-01T00:00:00Z", "yesterday"):
+            answer = client.post(
+                "/hook", params={**params, "occurred_at": bad}, json={"prompt": "x"}
+            )
+            assert answer.status_code == 400 and "occurred_at" in answer.text
+        good = {**params, "occurred_at": "2024-05-01T10:00:00+02:00"}
+        assert client.post("/hook", params=good, json={"prompt": "x"}).status_code == 202
+    assert rows(server.data_dir, "SELECT created_at FROM observations") == [
+        ("2024-05-01T08:00:00.000000Z",)
+    ]
