@@ -58,6 +58,7 @@ def create_app(config: Config, token: str) -> FastAPI:
         maintenance.start()
         learning = LearningLoop(runtime.wiki, config.learning, lambda: runtime.llm)
         learning.start()
+        app.state.learning = learning
         app.state.status_sections["maintenance"] = maintenance.status
         # What hooks spooled while the server was down, then what they spool while it runs.
         drain = start_spool_drain(hooks, config.data_dir, config.hooks.spool_recheck_s)
@@ -91,6 +92,7 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
     app.include_router(maintenance_api.router)
+    app.include_router(pending_api.router)
     app.include_router(hygiene_projects_api.router)
     app.include_router(pending_api.router)
     app.include_router(ui.build_router(token))

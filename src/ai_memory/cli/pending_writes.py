@@ -66,7 +66,8 @@ def list_writes(
         return
     rows = data["pending_writes"]
     if not rows:
-        out.print(f"no {state if state != 'all' else ''} pending writes".replace("  ", " "))
+        empty = {"pending": "nothing waits for a decision", "all": "no pending writes yet"}
+        out.print(empty.get(state, f"no {state} pending writes"))
         return
     from rich.table import Table
 

@@ -1,0 +1,59 @@
+"""The learning loop's tick: one new session per project per tick, after a first-run
+watermark, and nothing at all without a provider."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fake_llm import FakeLlm, fake_llm
+from tests.hooks_support import app_client
+from tests.learning_support import finish_session, llm_settings, review
+
+__all__ = ["fake_llm"]
+
+
+def test_the_tick_skips_history_and_reviews_each_new_session_once(
+    data_dir: Path, fake_llm: FakeLlm
+) -> None:
+    with app_client(data_dir) as client:  # before a provider was configured
+        finish_session(client, "shop", "s-old", "history from before the upgrade")
+        assert client.portal.call(client.app.state.learning.tick) == []  # no provider: nothing
+    with app_client(data_dir, **llm_settings(fake_llm)) as client:
+        finish_session(client, "shop", "s-new", "a lesson from after the upgrade")
+        finish_session(client, "cafe", "s-cafe", "the espresso machine needs descaling")
+        fake_llm.push(review(("_rules/a.md", "# A")), review(("_rules/b.md", "# B")))
+        tick = client.app.state.learning.tick
+        first = client.portal.call(tick)
+        assert sorted((r["project"], r["session_id"]) for r in first) == [
+            ("cafe", "s-cafe"),
+            ("shop", "s-new"),
+        ]
+        sent = " ".join(str(body) for body in fake_llm.bodies())
+        assert "after the upgrade" in sent and "espresso" in sent
+        assert "before the upgrade" not in sent
+        finish_session(client, "shop", "s-2", "another lesson")
+        finish_session(client, "shop", "s-3", "and one more")
+        fake_llm.push(review(), review())
+        assert [r["session_id"] for r in client.portal.call(tick)] == ["s-2"]  # one per tick
+        assert [r["session_id"] for r in client.portal.call(tick)] == ["s-3"]
+        assert client.portal.call(tick) == []
+        assert len(fake_llm.requests) == 4
+        queue = client.get("/api/v1/pending-writes").json()["pending_writes"]
+        assert sorted(w["path"] for w in queue) == ["_rules/a.md", "_rules/b.md"]
+
+
+def test_a_provider_that_cannot_answer_leaves_the_session_for_the_next_tick(
+    data_dir: Path, fake_llm: FakeLlm
+) -> None:
+    from tests.fake_llm import answer, error
+
+    with app_client(data_dir, **llm_settings(fake_llm)) as client:
+        finish_session(client, "shop", "s-1", "a lesson")
+        fake_llm.push(*[error(503)] * 4)
+        tick = client.app.state.learning.tick
+        assert client.portal.call(tick) == []
+        fake_llm.replies.clear()
+        fake_llm.push(answer("not json at all"))
+        (bad,) = client.portal.call(tick)  # a bad answer moves past the session
+        assert bad["session_id"] == "s-1" and "error" in bad
+        assert client.portal.call(tick) == []
