@@ -92,7 +92,6 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
     app.include_router(maintenance_api.router)
-    app.include_router(pending_api.router)
     app.include_router(hygiene_projects_api.router)
     app.include_router(pending_api.router)
     app.include_router(ui.build_router(token))
