@@ -39,6 +39,7 @@ def register(app: typer.Typer) -> None:
     app.command("rename-project")(rename_project)
     app.command("move-project")(move_project)
     app.command("merge-project")(merge_project)
+    app.command("uninstall")(uninstall)
 
 
 def rename_project(
@@ -144,6 +145,50 @@ def merge_project(
         data_dir,
         server,
     )
+
+
+def uninstall(
+    purge_data: Annotated[
+        bool,
+        typer.Option("--purge-data", help="Delete the data dir too (refused while a server runs)."),
+    ] = False,
+    yes: Yes = False,
+    dry_run: DryRun = False,
+    json_output: Json = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Remove ai-memory's hooks, MCP entries and service from every agent config it wrote."""
+    import os
+    from pathlib import Path
+
+    from ai_memory.cli.service import service_for
+    from ai_memory.config import Config
+    from ai_memory.hygiene.uninstall import uninstall as take_out
+
+    what = "uninstall edits your agents' configs" + (" and deletes the data" if purge_data else "")
+    confirm(yes, dry_run, what)
+    config = Config.load(data_dir, os.environ)
+    home = Path(os.environ.get("HOME") or Path.home())
+    report = take_out(
+        home,
+        config.data_dir,
+        service=service_for(config),
+        purge_data=purge_data,
+        dry_run=dry_run,
+    )
+    if json_output:
+        emit_json(report.to_json())
+        return
+    verb = "would" if dry_run else "did"
+    for path, change in report.details["files"].items():
+        restored = f" from {change['backup']}" if "backup" in change else ""
+        out.print(f"{verb} {change['action']} {path}{restored}", soft_wrap=True, highlight=False)
+    if "service" in report.details:
+        out.print(f"{verb} remove {report.details['service']}", soft_wrap=True, highlight=False)
+    if "purge_data" in report.details:
+        out.print(f"{verb} delete {report.details['purge_data']}", soft_wrap=True, highlight=False)
+    if not report.files and "purge_data" not in report.details:
+        out.print("nothing of ai-memory's found; nothing to change")
 
 
 def confirm(yes: bool, dry_run: bool, what: str) -> None:

@@ -1,0 +1,143 @@
+"""``ai-memory uninstall`` on a HOME where install-hooks and install-mcp wrote every agent's files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import ServerProcess, clean_env, run_cli
+
+FOREIGN_SETTINGS = json.dumps(
+    {
+        "model": "opus",
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}
+            ]
+        },
+    },
+    indent=4,
+)
+FOREIGN_MCP = '{"mcpServers": {"github": {"command": "gh-mcp"}}, "theme": "dark"}\n'
+FOREIGN_CODEX = '# my codex settings\nmodel = "o3"\n\n[mcp_servers.github]\ncommand = "gh-mcp"\n'
+FOREIGN_GEMINI = '{\n  "theme": "GitHub",\n  "mcpServers": {"other": {"command": "x"}}\n}\n'
+
+
+def populate_home(home: Path) -> dict[Path, bytes]:
+    """The files a user had before installing: some agents configured, some not at all."""
+    before = {
+        home / ".claude" / "settings.json": FOREIGN_SETTINGS.encode(),
+        home / ".claude.json": FOREIGN_MCP.encode(),
+        home / ".codex" / "config.toml": FOREIGN_CODEX.encode(),
+        home / ".gemini" / "settings.json": FOREIGN_GEMINI.encode(),
+    }
+    for path, data in before.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return before
+
+
+def install_everything(home: Path, data_dir: Path) -> None:
+    env = clean_env(HOME=str(home))
+    for agent in ("claude-code", "codex", "gemini", "cursor", "opencode"):
+        done = run_cli("install-hooks", "--agent", agent, "--apply", data_dir=data_dir, env=env)
+        assert done.returncode == 0, done.stderr
+        done = run_cli("install-mcp", "--client", agent, "--apply", data_dir=data_dir, env=env)
+        assert done.returncode == 0, done.stderr
+
+
+def snapshot(home: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(home)): p.read_bytes() for p in home.rglob("*") if p.is_file()}
+
+
+def ours_left(home: Path) -> list[str]:
+    """Files (backups aside) still naming our hook command or our MCP server."""
+    found = []
+    for path in home.rglob("*"):
+        if not path.is_file() or ".bak-" in path.name:
+            continue
+        text = path.read_text(errors="replace")
+        if "agent_entry.py" in text or "mcp-bridge" in text or '"ai-memory"' in text:
+            found.append(str(path))
+    return found
+
+
+def test_uninstall_restores_backups_and_keeps_foreign_entries(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    home = tmp_path / "home"
+    before = populate_home(home)
+    install_everything(home, data_dir)
+    assert len(ours_left(home)) == 9  # gemini's one file holds its hooks and its MCP entry
+    # The user edits one file after the install: only our entry may go from it.
+    claude_json = home / ".claude.json"
+    edited = json.loads(claude_json.read_text())
+    edited["projects"] = {"/work": {"allowedTools": []}}
+    claude_json.write_text(json.dumps(edited, indent=2) + "\n")
+    env = clean_env(HOME=str(home))
+
+    refused = run_cli("uninstall", data_dir=data_dir, env=env)
+    assert refused.returncode == 1 and b"--yes" in refused.stderr
+    installed = snapshot(home)
+    dry = run_cli("uninstall", "--dry-run", "--json", data_dir=data_dir, env=env)
+    assert dry.returncode == 0, dry.stderr
+    assert snapshot(home) == installed  # a dry run changes nothing
+    plan = json.loads(dry.stdout)
+    actions = {
+        Path(p).relative_to(home).as_posix(): c["action"]
+        for p, c in plan["details"]["files"].items()
+    }
+    assert actions == {
+        ".claude.json": "edit",
+        ".claude/settings.json": "restore",
+        ".codex/config.toml": "restore",
+        ".codex/hooks.json": "remove",
+        ".config/opencode/opencode.json": "remove",
+        ".config/opencode/plugins/ai-memory.js": "remove",
+        ".cursor/hooks.json": "remove",
+        ".cursor/mcp.json": "remove",
+        ".gemini/settings.json": "restore",
+    }
+
+    done = run_cli("uninstall", "--yes", "--json", data_dir=data_dir, env=env)
+    assert done.returncode == 0, done.stderr
+    assert {**json.loads(done.stdout), "dry_run": True} == plan
+    assert ours_left(home) == []
+    for path in (
+        home / ".claude" / "settings.json",
+        home / ".codex" / "config.toml",
+        home / ".gemini" / "settings.json",
+    ):
+        assert path.read_bytes() == before[path]  # byte for byte
+    kept = json.loads(claude_json.read_text())
+    assert kept == {**json.loads(FOREIGN_MCP), "projects": {"/work": {"allowedTools": []}}}
+    assert not (home / ".cursor" / "hooks.json").exists()
+    assert not (home / ".config" / "opencode" / "plugins" / "ai-memory.js").exists()
+    assert data_dir.exists()  # the data stays unless asked
+
+    again = run_cli("uninstall", "--yes", data_dir=data_dir, env=env)
+    assert again.returncode == 0 and b"nothing of ai-memory's found" in again.stdout
+
+
+def test_purge_data_is_refused_while_a_server_runs(tmp_path: Path, data_dir: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = clean_env(HOME=str(home))
+    done = run_cli("install-mcp", "--client", "cursor", "--apply", data_dir=data_dir, env=env)
+    assert done.returncode == 0, done.stderr
+    proc = ServerProcess(data_dir).start()
+    try:
+        refused = run_cli("uninstall", "--purge-data", "--yes", data_dir=data_dir, env=env)
+        assert refused.returncode == 1
+        assert b"refusing to uninstall --purge-data" in refused.stderr
+        assert (home / ".cursor" / "mcp.json").exists()  # nothing changed
+        assert (data_dir / "db" / "memory.sqlite").exists()
+    finally:
+        proc.stop()
+    dry = run_cli("uninstall", "--purge-data", "--dry-run", data_dir=data_dir, env=env)
+    assert dry.returncode == 0 and f"would delete {data_dir}".encode() in dry.stdout
+    assert data_dir.exists()
+    purged = run_cli("uninstall", "--purge-data", "--yes", data_dir=data_dir, env=env)
+    assert purged.returncode == 0, purged.stderr
+    assert not data_dir.exists()
+    assert not (home / ".cursor" / "mcp.json").exists()
