@@ -26,6 +26,7 @@ from ai_memory.runtime import Runtime
 from ai_memory.service.drain import start_spool_drain
 from ai_memory.store.upgrade import refuse_newer_database
 from ai_memory.web import admin, api, graph_api, pending_api, ui
+from ai_memory.web import consolidate_api as consolidate_web
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import hygiene_projects_api
 from ai_memory.web import maintenance as maintenance_api
@@ -60,6 +61,11 @@ def create_app(config: Config, token: str) -> FastAPI:
         learning.start()
         app.state.learning = learning
         app.state.status_sections["maintenance"] = maintenance.status
+        consolidation = None
+        if runtime.llm is not None:  # the consolidation worker loads only with a provider
+            from ai_memory.consolidate.consolidation_jobs import start_worker
+
+            consolidation = await start_worker(runtime, app.state.status_sections)
         # What hooks spooled while the server was down, then what they spool while it runs.
         drain = start_spool_drain(hooks, config.data_dir, config.hooks.spool_recheck_s)
         try:
@@ -68,6 +74,8 @@ def create_app(config: Config, token: str) -> FastAPI:
         finally:
             drain.cancel()
             await maintenance.stop()
+            if consolidation is not None:
+                await consolidation.stop()
             await learning.stop()
             await scheduler.stop()
             await hooks.stop()
@@ -92,6 +100,7 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
     app.include_router(maintenance_api.router)
+    app.include_router(consolidate_web.router)
     app.include_router(hygiene_projects_api.router)
     app.include_router(pending_api.router)
     app.include_router(ui.build_router(token))

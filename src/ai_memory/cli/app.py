@@ -10,6 +10,7 @@ import typer
 
 from ai_memory.cli import backfill as backfill_commands
 from ai_memory.cli import completion as completion_commands
+from ai_memory.cli import consolidate as consolidate_commands
 from ai_memory.cli import doctor as doctor_commands
 from ai_memory.cli import hooks as hook_commands
 from ai_memory.cli import hygiene_projects as hygiene_project_commands
@@ -52,6 +53,7 @@ service_commands.register(app)
 hygiene_project_commands.register(app)
 pending_commands.register(app)
 backfill_commands.register(app)
+consolidate_commands.register(app)
 
 
 def run_app() -> None:

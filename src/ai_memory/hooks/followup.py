@@ -19,9 +19,10 @@ RETRIES = 5
 
 
 class SessionFinisher:
-    def __init__(self, wiki: Wiki, *, recent_limit: int = 50) -> None:
+    def __init__(self, wiki: Wiki, *, recent_limit: int = 50, consolidate: bool = False) -> None:
         self.wiki = wiki
         self.recent_limit = recent_limit
+        self.consolidate = consolidate  # queue each ended session's consolidation job
         self._queue: asyncio.Queue[SessionKey] = asyncio.Queue()
         self._pending: set[SessionKey] = set()
         # What each queued session is to get: (reason, last observation an idle end expects).
@@ -129,6 +130,7 @@ class SessionFinisher:
                     reason=reason,
                     recent_limit=self.recent_limit,
                     expect=expect,
+                    consolidate=self.consolidate,
                 )
                 if result is not None and result.page_id is not None:
                     self.pages_written += 1

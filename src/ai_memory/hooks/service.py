@@ -75,7 +75,11 @@ class HookService:
         settings = runtime.config.hooks
         self.runtime = runtime
         self.sanitizer = Sanitizer(settings.redact_patterns)
-        self.finisher = SessionFinisher(runtime.wiki, recent_limit=settings.page_observations)
+        self.finisher = SessionFinisher(
+            runtime.wiki,
+            recent_limit=settings.page_observations,
+            consolidate=runtime.config.consolidation.auto and runtime.config.llm.provider != "none",
+        )
         self.limit = settings.queue_size
         self.in_flight = 0
         self.cpu = anyio.CapacityLimiter(SANITIZE_THREADS)

@@ -13,6 +13,7 @@ from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.identity import Scope
 from ai_memory.hooks.handoffs import insert_handoff
 from ai_memory.hooks.session_page import SESSION_STATS, SessionDigest, read_digest, render_page
+from ai_memory.store import llm_jobs
 from ai_memory.wiki.wiki import Wiki
 
 MARK_ENDED = """
@@ -108,6 +109,7 @@ def end_session(
     attempts: int = 3,
     clock: Callable[[], str] = now_iso,
     expect: int | None = None,
+    consolidate: bool = False,
 ) -> EndResult | None:
     """Write the session page and hand off; ``None`` if the session is unknown.
 
@@ -115,6 +117,7 @@ def end_session(
     built here, and the writer commits page + session row + handoff together.
     ``expect`` (an idle end) is the last observation id seen when the session was
     found idle; if the session has moved on since, nothing is done (``None``).
+    ``consolidate`` queues the session's consolidation job in the same transaction.
     """
     for attempt in range(attempts):
         digest = wiki.readers.read(
@@ -125,7 +128,9 @@ def end_session(
         if expect is not None and (digest.ended_at or digest.last_observation_id != expect):
             return None
         check = attempt < attempts - 1
-        command = end_command(wiki, key, digest, reason, clock, check=check, expect=expect)
+        command = end_command(
+            wiki, key, digest, reason, clock, check=check, expect=expect, consolidate=consolidate
+        )
         try:
             result = wiki.writer.call(command, timeout=wiki.write_timeout)
         except StaleSession:
@@ -147,6 +152,7 @@ def end_command(
     *,
     check: bool = True,
     expect: int | None = None,
+    consolidate: bool = False,
 ) -> Callable[[sqlite3.Connection], EndResult]:
     """The writer command ending the session as ``digest`` saw it.
 
@@ -184,6 +190,8 @@ def end_command(
                 now=now,
             )
             handoff_id = int(handoff["id"])
+            if consolidate:  # a plain insert: the LLM layer is the server's, not the hook's
+                llm_jobs.enqueue(conn, key.workspace, key.project, key.session_id, now)
         elif not digest.has_work:
             for statement in (DROP_EMPTY_FTS, DROP_EMPTY_OBSERVATIONS, DROP_EMPTY_SESSION):
                 conn.execute(statement, ids)

@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from ai_memory import __version__
 from ai_memory.mcp import (
+    tools_consolidate,
     tools_learning,
     tools_lifecycle,
     tools_query,
@@ -77,6 +78,7 @@ def build_server(get_runtime: Callable[[], Runtime | None]) -> MemoryServer:
     for group in (tools_query, tools_read, tools_write, tools_status, tools_sessions):
         group.register(server, deps)
     tools_lifecycle.register(server, deps)
+    tools_consolidate.register(server, deps)
     tools_learning.register(server, deps)
     return server
 

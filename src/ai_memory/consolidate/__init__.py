@@ -1,0 +1,3 @@
+"""The LLM layer's work on the wiki: consolidation and the reviewed learning loop.
+
+Hooks never import it."""
