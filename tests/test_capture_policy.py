@@ -21,7 +21,7 @@ from tests.capture_policy_support import (
     session_page,
     traces,
 )
-from tests.conftest import ServerProcess
+from tests.conftest import ServerProcess, clean_env, run_cli
 from tests.hooks_support import hook_env, make_checkout, run_hook
 
 
@@ -190,3 +190,79 @@ def test_a_malformed_policy_captures_nothing_and_says_why(data_dir: Path, tmp_pa
         assert str(checkout / ".ai-memory.toml") in err
     assert not list((data_dir / "spool").glob("*.json"))
     assert traces("dropped-bad-8f7e", data_dir) == []
+
+
+INGEST = {
+    "AI_MEMORY_INGEST__DROP_EVENTS": '["Notification"]',
+    "AI_MEMORY_INGEST__DROP_TOOL_NAMES": '["mcp__vault__*", "WebFetch"]',
+    "AI_MEMORY_INGEST__DROP_TOOL_USE_ID_PREFIXES": '["toolu_private_"]',
+}
+
+
+def test_the_ingest_lists_drop_events_before_storage_even_after_the_spool(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Spooled while the server is down, then delivered: the server drops them still."""
+    checkout = policy_checkout(tmp_path / "shop", "capture_assistant = false")
+    server = ServerProcess(data_dir, env=clean_env(**INGEST))
+    down = hook_env(data_dir, server.url, XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    s = "ing-1"
+    run_all(
+        [
+            event(s, checkout, "UserPromptSubmit", prompt="Look up the vault entry"),
+            event(s, checkout, "Notification", message="dropped-notice-1a2b"),
+            event(
+                s,
+                checkout,
+                "PostToolUse",
+                tool_name="mcp__vault__read",
+                tool_input={"key": "dropped-vault-3c4d"},
+                tool_response="x",
+            ),
+            event(
+                s,
+                checkout,
+                "PostToolUse",
+                tool_name="Bash",
+                tool_use_id="toolu_private_7",
+                tool_input={"command": "echo dropped-private-5e6f"},
+                tool_response="x",
+            ),
+        ],
+        down,
+        checkout,
+    )
+    assert len(list((data_dir / "spool").glob("*.json"))) == 4
+    server.start()
+    try:
+        env = hook_env(data_dir, server.url, XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+        run_all(
+            [
+                event(s, checkout, "PostToolUse", tool_name="webfetch", tool_input="dropped-web"),
+                read_tool(s, checkout, "src/ok.py", "kept-ok-7a8b", tool_use_id="toolu_01"),
+                event(s, checkout, "SessionEnd", reason="exit"),
+            ],
+            env,
+            checkout,
+        )
+        page = session_page(server, s)
+    finally:
+        server.stop()
+    assert not list((data_dir / "spool").glob("*.json"))  # every event was delivered
+    stored = observations(data_dir)
+    assert [(kind, tool) for kind, tool, _ in stored] == [
+        ("user-prompt", None),
+        ("post-tool-use", "Read"),
+        ("session-end", None),
+    ]
+    assert "Look up the vault entry" in page and "src/ok.py" in page
+    for marker in ("notice-1a2b", "vault-3c4d", "private-5e6f", "web"):
+        assert traces(f"dropped-{marker}", data_dir) == [], marker
+
+
+def test_a_bad_ingest_list_stops_the_server_at_start_up(data_dir: Path) -> None:
+    """The other bad lists: tests/test_capture_policy_units.py, through Config.load."""
+    env = clean_env(AI_MEMORY_INGEST__DROP_EVENTS='["SessionEnd"]')
+    ran = run_cli("serve", "--bind", "127.0.0.1:9", data_dir=data_dir, env=env)
+    assert ran.returncode != 0, ran.stdout
+    assert "'SessionEnd' cannot be dropped" in ran.stderr.decode(), ran.stderr
