@@ -55,9 +55,30 @@ def test_import_makes_one_dated_session_page_per_session(data_dir: Path, home: P
     assert "- Started: 2026-12-01T15:00:26.132000Z" in claude
     assert "- Ended: 2026-12-01T15:00:26.358000Z (imported)" in claude
     assert "created: '2026-12-01T15:00:26.358000Z'" in claude
-    assert "echo hello-from-the-agent" in claude and "add a test for the greeting" in claude
+    assert "echo hello-from-the-agent" in claude
+    assert "Done: the greeting is printed" not in claude  # capture_assistant is off by default
     created = rows(data_dir, "SELECT min(created_at), max(created_at) FROM observations")[0]
     assert str(created[0]).startswith("2026-12-01T15:00") and str(created[1]) < "2026-12-01T15:03"
+
+
+def test_capture_policy_applies_to_imports(data_dir: Path, tmp_path: Path) -> None:
+    source = checkout(tmp_path / "src")
+    home = agent_home(tmp_path, source)
+    marker = source / ".ai-memory.toml"
+    marker.write_text('[capture]\nmode = "off"\n')
+    off = backfill(data_dir, home, "--dry-run")
+    assert off["sessions"] == 0 and off["not_captured"] == SESSIONS
+    marker.write_text('[capture]\ncapture_assistant = true\nexclude = ["*.secret"]\n')
+    kept = backfill(data_dir, home, "--agent", "claude-code")
+    assert kept["stored"] == 10
+    page = data_dir / "wiki" / "default" / "acme-shop" / "sessions"
+    text = (page / "0410c98e-07b1-4a53-8005-1896f3d0ced9.md").read_text()
+    assert "Done: the greeting is printed" in text and "add a test for the greeting" in text
+    marker.write_text('[capture]\nmode = "metadata"\n')
+    other = backfill(data_dir, home, "--agent", "codex")
+    assert other["stored"] == 10
+    prompts = rows(data_dir, "SELECT body FROM observations WHERE agent = 'codex'")
+    assert not any("greeting" in str(body) for (body,) in prompts)
 
 
 def test_second_run_adds_nothing(data_dir: Path, home: Path) -> None:

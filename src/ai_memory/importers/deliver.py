@@ -1,8 +1,9 @@
 """Where replayed sessions go: the store in this process, or a running server over HTTP.
 
 Both take the path live hooks take. In process: :func:`parse_event` (the sanitizer),
-:func:`store_command` (idempotent on ``ingest_key``) and :func:`end_session` (the
-session page). Over HTTP: ``POST /hook/batch`` and ``/api/v1/sessions/flush``.
+the ``[ingest]`` drop lists, :func:`store_command` (idempotent on ``ingest_key``) and
+:func:`end_session` (the session page). Over HTTP: ``POST /hook/batch``, then
+``/api/v1/sessions/flush``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ai_memory.core.errors import AiMemoryError
+from ai_memory.hooks.capture_filter import CaptureFilter
 from ai_memory.hooks.ingest import HookEvent, parse_event, store_command
 from ai_memory.hooks.sanitize import Sanitizer
 from ai_memory.hooks.sessions import SessionKey, end_session
@@ -39,14 +41,20 @@ class LocalSink:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.sanitizer = Sanitizer(runtime.config.hooks.redact_patterns)
+        self.capture = CaptureFilter(runtime.config.ingest)
 
     def send(self, plan: Planned, tally: Tally) -> None:
         events: list[HookEvent] = []
         for item in plan.items:
             try:
-                events.append(parse_event(item["params"], item["body"], self.sanitizer))
+                event = parse_event(item["params"], item["body"], self.sanitizer)
             except AiMemoryError as exc:
                 _reject(tally, plan, exc.message)
+                continue
+            if self.capture.drops(event, item["body"]):
+                tally.dropped += 1
+            else:
+                events.append(event)
         ended = False
         timeout = self.runtime.config.store.write_timeout_s
         for chunk in chunks(events, BATCH):

@@ -5,19 +5,25 @@ Each entry becomes one ``/hook/batch`` item: the same parameters a live hook sen
 an ``ingest_key`` derived from the source (agent, session, entry) so that a second
 import stores nothing twice, and the entry's own time as ``occurred_at``. A last
 ``session-end`` at the session's final time closes it, so its page is written.
+
+The checkout's capture policy (``[capture]`` in ``.ai-memory.toml`` and the user's
+``capture.toml``) applies as it does to a live hook: a checkout with ``mode = "off"``
+(or a policy that cannot be read) is left out whole, excluded files drop their tool
+events, and the assistant's answers are kept only with ``capture_assistant``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.identity import Scope
-from ai_memory.hookclient.resolve import resolve_project
+from ai_memory.hookclient.policy import Policy, apply, load_policy
+from ai_memory.hookclient.resolve import locate_checkout
 from ai_memory.importers.model import Entry, Transcript, Unreadable
 
 KEY_PREFIX = "bf-"
@@ -49,11 +55,13 @@ class Tally:
     events: int = 0
     skipped_lines: int = 0
     no_directory: int = 0
+    not_captured: int = 0  # sessions in a checkout whose capture policy is off
     unreadable: list[Unreadable] = field(default_factory=list)
     projects: dict[str, dict[str, int]] = field(default_factory=dict)
     stored: int = 0
     duplicates: int = 0
     rejected: int = 0
+    dropped: int = 0  # by the server's [ingest] lists
     errors: list[str] = field(default_factory=list)
 
     def count(self, plan: Planned) -> None:
@@ -71,12 +79,14 @@ class Tally:
             "events": self.events,
             "skipped_lines": self.skipped_lines,
             "no_directory": self.no_directory,
+            "not_captured": self.not_captured,
             "unreadable": [{"agent": u.agent, "source": u.source, "reason": u.reason}
                            for u in self.unreadable],
             "projects": self.projects,
             "stored": self.stored,
             "duplicates": self.duplicates,
             "rejected": self.rejected,
+            "dropped": self.dropped,
             "errors": self.errors[:20],
         }  # fmt: skip
 
@@ -84,9 +94,10 @@ class Tally:
 class Planner:
     """Resolves each session's project from its cwd (once per directory) and filters."""
 
-    def __init__(self, filters: Filters) -> None:
+    def __init__(self, filters: Filters, env: Mapping[str, str]) -> None:
         self.filters = filters
-        self._resolved: dict[str, tuple[Scope, str | None] | None] = {}
+        self.env = env
+        self._resolved: dict[str, Checkout | None] = {}
 
     def plan(self, found: Iterable[Transcript | Unreadable], tally: Tally) -> list[Planned]:
         """The sessions to import, oldest first; what was skipped is counted in ``tally``."""
@@ -117,29 +128,45 @@ class Planner:
         if resolved is None:
             tally.no_directory += 1
             return None
-        scope, remote = resolved
         wanted = self.filters.project
-        if wanted is not None and wanted not in (scope.project, str(scope)):
+        if wanted is not None and wanted not in (resolved.scope.project, str(resolved.scope)):
             return None
-        return Planned(transcript, scope, remote, items(transcript, scope, remote))
+        if resolved.policy.mode == "off":
+            tally.not_captured += 1
+            problem = resolved.policy.problem
+            if problem is not None and len(tally.errors) < 20:
+                tally.errors.append(f"{transcript.source}: capture policy not applied: {problem}")
+            return None
+        return Planned(transcript, resolved.scope, resolved.remote, items(transcript, resolved))
 
     def _recent(self, transcript: Transcript) -> bool:
         since = self.filters.since
         return since is None or (transcript.ended_at or "") >= since
 
-    def _resolve(self, cwd: str) -> tuple[Scope, str | None] | None:
+    def _resolve(self, cwd: str) -> Checkout | None:
+        """The checkout's project and capture policy, found once per directory."""
         if cwd not in self._resolved:
             try:
-                identity = resolve_project(cwd)
+                identity, marker = locate_checkout(cwd)
                 scope = Scope.of(identity.workspace, identity.project)
-                self._resolved[cwd] = (scope, identity.remote)
+                policy = load_policy(identity.root, marker, self.env)
+                self._resolved[cwd] = Checkout(scope, identity.remote, policy)
             except (OSError, ValueError, AiMemoryError):
                 self._resolved[cwd] = None
         return self._resolved[cwd]
 
 
-def items(transcript: Transcript, scope: Scope, remote: str | None) -> list[dict[str, Any]]:
-    """The ``/hook/batch`` items replaying ``transcript``, ending with its session-end."""
+@dataclass(frozen=True, slots=True)
+class Checkout:
+    scope: Scope
+    remote: str | None
+    policy: Policy
+
+
+def items(transcript: Transcript, checkout: Checkout) -> list[dict[str, Any]]:
+    """The ``/hook/batch`` items replaying ``transcript``, ending with its session-end;
+    what the checkout's capture policy drops is not among them."""
+    scope, remote = checkout.scope, checkout.remote
     end = Entry("session-end", "end", transcript.ended_at, {"reason": END_REASON})
     params = {
         "agent": transcript.agent,
@@ -154,10 +181,13 @@ def items(transcript: Transcript, scope: Scope, remote: str | None) -> list[dict
     last = transcript.started_at
     for entry in [*transcript.entries, end]:
         last = entry.at or last
+        body = apply(checkout.policy, entry.kind, dict(entry.payload), transcript.cwd or "/")
+        if body is None:
+            continue
         own = {**params, "event": entry.kind, "ingest_key": ingest_key(transcript, entry)}
         if last:
             own["occurred_at"] = last
-        made.append({"params": own, "body": entry.payload})
+        made.append({"params": own, "body": body})
     return made
 
 

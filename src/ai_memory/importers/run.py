@@ -24,7 +24,7 @@ class Source:
 
 def plan(source: Source, filters: Filters, agents: list[str]) -> tuple[list[Planned], Tally]:
     tally = Tally()
-    planned = Planner(filters).plan(find(source.home, source.env, agents), tally)
+    planned = Planner(filters, source.env).plan(find(source.home, source.env, agents), tally)
     return planned, tally
 
 
