@@ -72,6 +72,9 @@ class FakeLlm:
         self.requests: list[Request] = []
         self.responder: Callable[[Request], Reply] | None = None
         self.embedding_dim = embedding_dim
+        self.embeddings_status = 200  # set to 503, say, to make /embeddings fail
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"fake": self})
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -100,6 +103,11 @@ class FakeLlm:
         with self.lock:
             return [r.body for r in self.requests]
 
+    def models(self) -> list[str]:
+        """The model each chat request named, in order (Gemini's from its path)."""
+        with self.lock:
+            return [_model_of(r) for r in self.requests if not r.path.endswith("/embeddings")]
+
     def next_reply(self, request: Request) -> Reply:
         with self.lock:
             self.requests.append(request)
@@ -122,6 +130,13 @@ class FakeLlm:
 def fake_llm() -> Iterator[FakeLlm]:
     with FakeLlm() as fake:
         yield fake
+
+
+def _model_of(request: Request) -> str:
+    match = GEMINI.match(request.path)
+    if match:
+        return match["model"]
+    return str(request.body.get("model", "")) if isinstance(request.body, dict) else ""
 
 
 def _text(content: Any) -> str:
@@ -212,6 +227,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._embeddings(body)
             return
         reply = self.fake.next_reply(request)
+        with self.fake.lock:
+            self.fake.in_flight += 1
+            self.fake.max_in_flight = max(self.fake.max_in_flight, self.fake.in_flight)
+        try:
+            self._reply(reply, model)
+        finally:
+            with self.fake.lock:
+                self.fake.in_flight -= 1
+
+    def _reply(self, reply: Reply, model: str) -> None:
         if reply.delay_s:
             time.sleep(reply.delay_s)
         if reply.status >= 400:
@@ -226,6 +251,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": f"no route {self.path}"}}, {})
 
     def _embeddings(self, body: Any) -> None:
+        if self.fake.embeddings_status >= 400:
+            failed = Reply(content="embeddings down", status=self.fake.embeddings_status)
+            self._send(failed.status, error_body(self.path, failed), {})
+            return
         texts = body.get("input", []) if isinstance(body, dict) else []
         texts = [texts] if isinstance(texts, str) else texts
         data = [

