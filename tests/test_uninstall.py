@@ -1,4 +1,4 @@
-"""``ai-memory uninstall`` on a HOME where install-hooks and install-mcp wrote every agent's files."""
+"""``ai-memory uninstall`` on a HOME where install-hooks and install-mcp wrote every file."""
 
 from __future__ import annotations
 

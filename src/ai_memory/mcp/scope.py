@@ -23,7 +23,7 @@ from ai_memory.hookclient.resolve import resolve_project
 from ai_memory.hooks.handoffs import same_place
 from ai_memory.mcp.errors import argument
 from ai_memory.runtime import Runtime
-from ai_memory.store import pages
+from ai_memory.store import pages, project_moves
 
 SESSION_HEADER = "x-ai-memory-session"
 CWD_HEADER = "x-ai-memory-cwd"
@@ -108,7 +108,8 @@ async def resolve_scope(
             return await _described(runtime, found, "session", reason)
     if caller.cwd:
         identity = resolve_project(caller.cwd)
-        scope = Scope.of(workspace or identity.workspace, identity.project)
+        named = Scope.of(workspace or identity.workspace, identity.project)
+        scope = await runtime.readers.aread(lambda c: project_moves.aliased(c, named))
         reason = f"project of the launch directory {caller.cwd} (from its {identity.source})"
         return await _described(runtime, scope, "launch_dir", reason)
     if write:

@@ -58,6 +58,9 @@ ON CONFLICT (workspace, name) DO UPDATE SET target_workspace = excluded.target_w
     target_project = excluded.target_project, created_at = excluded.created_at
 """
 DROP_ALIAS = "DELETE FROM project_aliases WHERE workspace = ? AND name = ?"
+ALIAS_OF = """
+SELECT target_workspace, target_project FROM project_aliases WHERE workspace = ? AND name = ?
+"""
 
 
 def scoped_tables(conn: sqlite3.Connection) -> list[str]:
@@ -129,6 +132,12 @@ def alias(conn: sqlite3.Connection, src: Scope, dst: Scope, now: str) -> None:
 def aliases(conn: sqlite3.Connection) -> dict[Scope, Scope]:
     """Every alias, old scope to the project it leads to."""
     return {Scope(row[0], row[1]): Scope(row[2], row[3]) for row in conn.execute(ALIAS_ROWS)}
+
+
+def aliased(conn: sqlite3.Connection, scope: Scope) -> Scope:
+    """The project ``scope`` leads to: itself, unless it was renamed, moved or merged."""
+    row = conn.execute(ALIAS_OF, (scope.workspace, scope.project)).fetchone()
+    return scope if row is None else Scope(row[0], row[1])
 
 
 def linking_pages(conn: sqlite3.Connection, scope: Scope) -> list[tuple[str, str, str]]:
