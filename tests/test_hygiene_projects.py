@@ -160,6 +160,11 @@ def test_rename_moves_everything_and_sticks_for_future_hooks(data_dir: Path) -> 
         )
         assert counts(data_dir, "default", "store")["sessions"] == 2
         assert counts(data_dir, "default", "shop")["sessions"] == 0
+        ended = client.post(
+            "/api/v1/sessions/finalize", json={"project": "shop", "session_id": "s-2"}
+        )
+        assert ended.status_code == 200 and ended.json()["page"] == "sessions/s-2.md"
+        assert "after the rename" in body_of(client, "default", "store", "sessions/s-2.md")
         start = client.get("/handoff", params={**later, "session_id": "s-3"})
         assert start.status_code == 200 and "store" in json.dumps(start.json())
         # The rename is in the audit log, the folder moved in git.

@@ -203,6 +203,7 @@ class HookService:
         self, scope: Scope, *, agent: str | None, session_id: str | None, timeout: float = 30.0
     ) -> dict[str, Any]:
         """End ``session_id`` (or the agent's newest open session) and wait for its page."""
+        scope = self.aliases.scope(scope)
         if session_id is None:
             session_id = await self.runtime.readers.aread(
                 lambda conn: newest_open_session(conn, scope, agent)
