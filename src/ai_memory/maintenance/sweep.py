@@ -23,7 +23,7 @@ from ai_memory.core.identity import PageRef, Scope
 from ai_memory.maintenance.compact import compact_body, is_compacted
 from ai_memory.maintenance.merging import IndexMerger, merging_in_steps
 from ai_memory.maintenance.removal import remove_batch, sync_folders
-from ai_memory.store import pages
+from ai_memory.store import llm_jobs, pages
 from ai_memory.store import sweep as sql
 from ai_memory.store.decay import DecayParams, PageAge, is_cold, salience
 from ai_memory.wiki.wiki import Wiki
@@ -153,12 +153,11 @@ def plan(conn: sqlite3.Connection, config: Config, scope: Scope | None, now: str
 
 
 def pending_consolidation(conn: sqlite3.Connection, session: sql.SessionObservations) -> bool:
-    """Whether a consolidation job still needs this session's raw observations.
-
-    No consolidation exists yet, so nothing is pending; when one lands, its queue
-    is asked here and a session it still needs keeps its observations.
-    """
-    return False
+    """Whether a consolidation job still needs this session's raw observations: a
+    queued or running one keeps them until it is done (or failed)."""
+    return llm_jobs.pending_for_session(
+        conn, session.workspace, session.project, session.session_id
+    )
 
 
 def _is_compacted(conn: sqlite3.Connection, page_id: int) -> bool:
