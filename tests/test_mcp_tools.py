@@ -24,6 +24,7 @@ READS = {
     "memory_recent",
     "memory_status",
     "memory_briefing",
+    "memory_explore",
     "memory_install_self_routing",
     "memory_query",
     "memory_handoff_list",

@@ -32,6 +32,12 @@ RESERVED_HEADERS = frozenset(
 )
 
 
+def _http_url(url: str) -> str:
+    if url and not url.startswith(("http://", "https://")):
+        raise ValueError(f"base_url {url!r} must start with http:// or https://")
+    return url.rstrip("/")
+
+
 def _refuse_reserved(headers: dict[str, str]) -> dict[str, str]:
     taken = sorted(name for name in headers if name.lower() in RESERVED_HEADERS)
     if taken:
@@ -61,6 +67,11 @@ class LlmCandidate(Section):
     @classmethod
     def _headers(cls, value: dict[str, str]) -> dict[str, str]:
         return _refuse_reserved(value)
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return _http_url(value)
 
     @model_validator(mode="after")
     def _needs_url(self) -> LlmCandidate:
@@ -122,6 +133,11 @@ class LlmSettings(Section):
     @classmethod
     def _headers(cls, value: dict[str, str]) -> dict[str, str]:
         return _refuse_reserved(value)
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return _http_url(value)
 
     @model_validator(mode="after")
     def _complete(self) -> LlmSettings:
@@ -196,6 +212,28 @@ class LearningSettings(Section):
 
 
 class AnswerSettings(Section):
+    """Cited answers, rerank and the explore digest: the provider at the query's edge."""
+
     rerank: bool = Field(
         False, description="rerank the fused top hits with the provider (needs [llm] provider)"
+    )
+    rerank_top: int = Field(30, ge=2, le=100, description="fused hits the provider reorders")
+    rerank_timeout_s: float = Field(
+        5.0, gt=0, le=120, description="rerank's time limit; past it the local order stands"
+    )
+    answer_hits: int = Field(8, ge=1, le=30, description="top hits an answer is written from")
+    hit_chars: int = Field(
+        1_500, ge=200, le=20_000, description="characters of each hit's page sent for an answer"
+    )
+    answer_timeout_s: float = Field(
+        30.0, gt=0, le=600, description="an answer's time limit; past it the hits come alone"
+    )
+    explore_chars: int = Field(
+        16_000, ge=1_000, le=200_000, description="characters of the briefing sent for a digest"
+    )
+    explore_timeout_s: float = Field(
+        60.0, gt=0, le=600, description="a digest's time limit; past it the briefing comes"
+    )
+    max_concurrency: int = Field(
+        2, ge=1, le=64, description="answer and rerank calls in flight; more get the local result"
     )

@@ -42,6 +42,7 @@ TOOL_INDEX: dict[str, str] = {
     "memory_recent": "pages written most recently in the project",
     "memory_status": "counts, data version, and which scope answered",
     "memory_briefing": "rules, slots, pinned and recent pages, sessions, open handoffs",
+    "memory_explore": "the briefing as a short prose digest (needs an LLM provider)",
     "memory_feedback": "mark a page helpful, not_helpful, stale or wrong",
     "memory_forget_sweep": "forget expired and cold pages (dry_run first; restorable)",
     "memory_lint": "find dangling links, orphans, stale pages; writes _lint/report.md",

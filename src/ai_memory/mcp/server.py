@@ -16,6 +16,7 @@ from starlette.routing import Route
 from ai_memory import __version__
 from ai_memory.mcp import (
     tools_consolidate,
+    tools_explore,
     tools_learning,
     tools_lifecycle,
     tools_query,
@@ -79,6 +80,7 @@ def build_server(get_runtime: Callable[[], Runtime | None]) -> MemoryServer:
         group.register(server, deps)
     tools_lifecycle.register(server, deps)
     tools_consolidate.register(server, deps)
+    tools_explore.register(server, deps)
     tools_learning.register(server, deps)
     return server
 

@@ -8,10 +8,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
+from ai_memory.consolidate.edge import Slots
 from ai_memory.core.fence import NOTE
 from ai_memory.mcp.annotations import READ
 from ai_memory.mcp.args import KindName, Project, TierName, Workspace
-from ai_memory.mcp.deps import Ctx, ToolDeps, answer
+from ai_memory.mcp.deps import Ctx, ToolDeps
+from ai_memory.mcp.deps import answer as tool_answer
 from ai_memory.mcp.errors import InvalidArgument
 from ai_memory.retrieval.models import MAX_QUERY_CHARS, SearchRequest
 from ai_memory.retrieval.search import search
@@ -22,19 +24,20 @@ Count = Annotated[int | None, Field(ge=1, le=100)]
 
 def register(server: MCPServer[Any], deps: ToolDeps) -> None:
     server.add_tool(
-        _query_tool(deps),
+        _query_tool(deps, Slots()),
         name="memory_query",
         title="Search memory",
         description="Search the project's memory (pages, and raw session evidence when no page "
         "matches) before re-deriving something an earlier session may know: how a part works, "
         "why it is that way, what failed, what was decided. Returns ranked hits with snippets; "
-        "read one in full with memory_read_page. q/search and n/top_k are accepted aliases.",
+        "read one in full with memory_read_page. answer=true adds a short cited answer when an "
+        "LLM provider is configured. q/search and n/top_k are accepted aliases.",
         annotations=READ,
         structured_output=False,
     )
 
 
-def _query_tool(deps: ToolDeps) -> Any:
+def _query_tool(deps: ToolDeps, slots: Slots) -> Any:
     async def memory_query(
         ctx: Ctx,
         query: Annotated[
@@ -60,6 +63,9 @@ def _query_tool(deps: ToolDeps) -> Any:
         ] = None,
         pin_first: Annotated[bool, Field(description="Pinned pages first")] = False,
         explain: Annotated[bool, Field(description="Per-stream ranks and scores")] = False,
+        answer: Annotated[
+            bool, Field(description="Also a short answer citing the hits (needs a provider)")
+        ] = False,
         workspace: Workspace = None,
         project: Project = None,
         q: QueryText = None,
@@ -90,9 +96,15 @@ def _query_tool(deps: ToolDeps) -> Any:
                 "explain": explain,
             }
             request = SearchRequest.parse(fields)  # its errors name the field
-            response = await search(deps.runtime().retrieval, request)
-            return {**response.to_dict(), "note": NOTE, "scope": resolved.to_dict()}
+            runtime = deps.runtime()
+            if answer or runtime.config.answers.rerank:
+                from ai_memory.consolidate.answer import answered_search  # the LLM edge
 
-        return await answer(work)
+                data = await answered_search(runtime, request, answer=answer, slots=slots)
+            else:
+                data = (await search(runtime.retrieval, request)).to_dict()
+            return {**data, "note": NOTE, "scope": resolved.to_dict()}
+
+        return await tool_answer(work)
 
     return memory_query

@@ -56,6 +56,11 @@ async def search(request: Request) -> Response:
     if scopes:
         data["scopes"] = scopes
     runtime: Runtime = request.app.state.runtime
+    if runtime.config.answers.rerank:
+        from ai_memory.consolidate.rerank import reranked_json  # the LLM edge
+
+        body = await reranked_json(runtime, SearchRequest.parse(data), request.app.state)
+        return Response(body, media_type="application/json")
     response = await run_search(runtime.retrieval, SearchRequest.parse(data))
     # Encoded by the model itself: FastAPI's generic encoder would walk it again (~2 ms).
     return Response(response.to_json(), media_type="application/json")

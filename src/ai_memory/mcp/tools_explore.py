@@ -1,0 +1,56 @@
+"""memory_explore: the project briefing as a prose digest by the LLM provider."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult
+from pydantic import Field
+
+from ai_memory.consolidate.edge import Slots
+from ai_memory.core.fence import NOTE
+from ai_memory.mcp.annotations import READ
+from ai_memory.mcp.args import Project, Workspace
+from ai_memory.mcp.briefing import briefing
+from ai_memory.mcp.deps import Ctx, ToolDeps, answer
+from ai_memory.mcp.reinforce import reinforce
+
+SHOWN = ("rules", "slots", "pinned", "recent_pages")
+
+
+def register(server: MCPServer[Any], deps: ToolDeps) -> None:
+    server.add_tool(
+        _explore_tool(deps, Slots()),
+        name="memory_explore",
+        title="Explore the project",
+        description="A short prose digest of the project (rules, recent work, open threads, "
+        "pages to read first) written by the configured LLM provider from memory_briefing. "
+        "Without a provider, or if it fails, returns the structured briefing instead "
+        "(source: briefing, with the reason).",
+        annotations=READ,
+        structured_output=False,
+    )
+
+
+def _explore_tool(deps: ToolDeps, slots: Slots) -> Any:
+    async def memory_explore(
+        ctx: Ctx,
+        limit: Annotated[int, Field(ge=1, le=50, description="Items per briefing list")] = 10,
+        workspace: Workspace = None,
+        project: Project = None,
+    ) -> CallToolResult:
+        async def work() -> dict[str, Any]:
+            resolved = await deps.scope(ctx, workspace, project)
+            runtime = deps.runtime()
+            data = await runtime.readers.aread(lambda conn: briefing(conn, resolved.scope, limit))
+            reinforce(runtime, [item["page_id"] for key in SHOWN for item in data[key]])
+            from ai_memory.consolidate.explore import explore  # the LLM edge
+
+            label = str(resolved.scope)
+            found = await explore(runtime.llm, data, label, runtime.config.answers, slots)
+            return {**found, "note": NOTE, "scope": resolved.to_dict()}
+
+        return await answer(work)
+
+    return memory_explore
