@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ai_memory import locate
-from ai_memory.config_ingest import IngestSettings
+from ai_memory.config_ingest import BackfillSettings, IngestSettings
 from ai_memory.config_lifecycle import DecaySettings, MaintenanceSettings, SessionsSettings
 from ai_memory.config_llm import (
     AnswerSettings,
@@ -234,6 +234,7 @@ class Config(BaseModel):
     maintenance: MaintenanceSettings = Field(default_factory=MaintenanceSettings)
     sessions: SessionsSettings = Field(default_factory=SessionsSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
+    backfill: BackfillSettings = Field(default_factory=BackfillSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     llm_fallbacks: list[LlmCandidate] = Field(default_factory=list)
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)

@@ -53,3 +53,22 @@ class IngestSettings(BaseModel):
             if not name.strip() or len(name) > 200:
                 raise ValueError(f"{name[:40]!r} must be 1-200 characters, not blank")
         return [name.strip() for name in names]
+
+
+class BackfillSettings(BaseModel):
+    """[backfill]: importing the agents' past sessions by itself (``ai-memory backfill``
+    imports them on demand). Off by default: it reads the agents' transcripts."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+    on_start: bool = Field(
+        False,
+        description="the first session start in a project with no sessions imports that "
+        "project's own past sessions, once, in the background",
+    )
+    max_sessions: int = Field(
+        200, ge=1, le=100_000, description="on_start: the most past sessions imported (newest)"
+    )
+    max_seconds: float = Field(
+        120.0, gt=0, le=3600, description="on_start: how long one project's import may run"
+    )

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -45,6 +45,9 @@ from ai_memory.hooks.sessions import (
     unwritten_pages,
 )
 from ai_memory.runtime import Runtime
+
+if TYPE_CHECKING:
+    from ai_memory.importers.on_start import StartBackfill
 
 MAX_BATCH = 256
 # Threads sanitizing at once: about the cores there are. More would only queue for the
@@ -85,6 +88,11 @@ class HookService:
         self.cpu = anyio.CapacityLimiter(SANITIZE_THREADS)
         self.capture = CaptureFilter(runtime.config.ingest)
         self.aliases = ProjectAliases(runtime.readers)  # renamed projects' old names
+        self.backfill: StartBackfill | None = None
+        if runtime.config.backfill.on_start:  # reads the agents' transcripts: off by default
+            from ai_memory.importers.on_start import start_backfill
+
+            self.backfill = start_backfill(self)
 
     def start(self) -> None:
         """Start the follow-up worker and queue pages a crash left unwritten."""
@@ -100,6 +108,8 @@ class HookService:
         return len(keys)
 
     async def stop(self) -> None:
+        if self.backfill is not None:
+            await self.backfill.stop()
         await self.finisher.stop()
 
     # -- ingest -----------------------------------------------------------------
@@ -188,6 +198,8 @@ class HookService:
             obs = event.observation
             key = SessionKey(event.scope.workspace, event.scope.project, obs.session_id)
             self.finisher.enqueue(key)
+        if self.backfill is not None and event.observation.kind == "session-start":
+            self.backfill.consider(event.scope, event.observation.session_id)
 
     # -- sessions ---------------------------------------------------------------
 

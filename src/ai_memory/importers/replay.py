@@ -37,6 +37,7 @@ class Filters:
     cwd: str | None = None  # sessions run in this directory or below it
     since: str | None = None  # ISO date: sessions that ended on or after it
     limit: int | None = None  # the newest sessions only
+    skip: tuple[str, ...] = ()  # session ids left out (one that is running)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +118,8 @@ class Planner:
         return chosen
 
     def _one(self, transcript: Transcript, tally: Tally) -> Planned | None:
+        if transcript.session_id in self.filters.skip:
+            return None
         if not transcript.has_work or not self._recent(transcript):
             return None
         if transcript.cwd is None:
