@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Literal
 
 import pytest
+from pydantic import BaseModel
 
 from ai_memory.core.errors import LlmBadAnswer, LlmUnavailable
+from ai_memory.llm.schema import answer_schema, gemini_schema
 from tests.fake_llm import FakeLlm, answer, error, fake_llm, truncated
 from tests.llm_support import Note, ask, chat_from, llm_env, run
 
@@ -131,3 +135,53 @@ def test_refused_call_is_unavailable_without_its_body(
         run(ask(chat_from(tmp_path, provider_env(provider, fake_llm))))
     assert "HTTP 401" in raised.value.message
     assert "secret" not in str(raised.value.to_dict())
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_rate_limit_with_retry_after_is_waited_out(
+    provider: str, fake_llm: FakeLlm, tmp_path: Path
+) -> None:
+    fake_llm.push(error(429, "slow down", retry_after=0), answer({"title": "after the wait"}))
+    note = run(ask(chat_from(tmp_path, provider_env(provider, fake_llm))))
+    assert note.title == "after the wait" and len(fake_llm.requests) == 2
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_server_error_falls_back_to_the_next_provider(
+    provider: str, fake_llm: FakeLlm, tmp_path: Path
+) -> None:
+    fallbacks = [{"provider": "openai-compat", "model": "local", "base_url": fake_llm.openai_url}]
+    env = provider_env(provider, fake_llm) | {"AI_MEMORY_LLM_FALLBACKS": json.dumps(fallbacks)}
+    fake_llm.push(error(529 if provider == "anthropic" else 503), answer({"title": "local"}))
+    assert run(ask(chat_from(tmp_path, env))).title == "local"
+    assert fake_llm.models() == ["m", "local"]
+
+
+class Kind(BaseModel):
+    name: Literal["decision", "gotcha"]
+    since: str | None = None
+
+
+class Pages(BaseModel):
+    pages: list[Kind]
+    fixed: Literal["v1"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_nested_schemas_are_sent_without_references(
+    provider: str, fake_llm: FakeLlm, tmp_path: Path
+) -> None:
+    fake_llm.push(answer({"pages": [{"name": "gotcha", "since": None}], "fixed": "v1"}))
+    result = run(ask(chat_from(tmp_path, provider_env(provider, fake_llm)), Pages))
+    assert result == Pages(pages=[Kind(name="gotcha")], fixed="v1")
+    assert "$ref" not in json.dumps(fake_llm.bodies()[0])
+
+
+def test_gemini_schema_uses_the_openapi_subset() -> None:
+    sent = gemini_schema(answer_schema(Pages))
+    item = sent["properties"]["pages"]["items"]
+    assert item["properties"]["since"] == {"type": "STRING", "nullable": True}
+    assert item["properties"]["name"] == {"type": "STRING", "enum": ["decision", "gotcha"]}
+    assert sent["properties"]["fixed"]["enum"] == ["v1"]
+    assert sent["propertyOrdering"] == ["pages", "fixed"]
+    assert "title" not in json.dumps(sent)

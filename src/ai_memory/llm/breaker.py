@@ -54,6 +54,10 @@ class Breaker:
             self.opened_at = self.clock()
         self.probing = False
 
+    def abandoned(self) -> None:
+        """The call was cancelled: nothing learnt, but the probe slot is free again."""
+        self.probing = False
+
     def released(self) -> None:
         """The call ended without saying whether the service is down (a bad answer)."""
         if self.probing:

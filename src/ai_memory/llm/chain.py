@@ -9,6 +9,7 @@ answer is the model's, not the service's. Every chain caps its calls in flight.
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +21,8 @@ from ai_memory.llm.chat import Answer, Prompt, Task
 from ai_memory.llm.failures import Rejected, Transient
 from ai_memory.llm.providers.base import Provider
 from ai_memory.llm.schema import answer_schema
+
+log = logging.getLogger(__name__)
 
 
 class Candidate:
@@ -102,12 +105,16 @@ class Chain:
                 except Transient as exc:
                     candidate.errored(exc.kind, transient=True)
                     skipped.append(str(exc))
+                    log.warning("LLM %s; trying the next candidate", exc)
                     continue
                 except Rejected as exc:
                     candidate.errored(exc.kind, transient=False)
                     raise LlmUnavailable(str(exc), reason=exc.kind) from None
                 except LlmBadAnswer:
                     candidate.errored("bad_answer", transient=False)
+                    raise
+                except BaseException:  # cancelled by the caller: free a claimed probe
+                    candidate.breaker.abandoned()
                     raise
                 candidate.succeeded()
                 return answer

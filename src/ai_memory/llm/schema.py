@@ -29,6 +29,7 @@ GEMINI_KEYS = frozenset(
         "minLength",
         "maxLength",
         "propertyOrdering",
+        "const",
     }
 )
 
@@ -75,6 +76,8 @@ def gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
             out[key] = gemini_schema(value)
         elif key == "anyOf":
             out[key] = [gemini_schema(sub) for sub in value]
+        elif key == "const":
+            out["enum"] = [value]
         elif key == "type" and isinstance(value, str):
             out[key] = value.upper()
         else:
