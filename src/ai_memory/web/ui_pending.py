@@ -43,7 +43,7 @@ def build_pending_router(views: Views, token: str) -> APIRouter:
             ]
         )
         writes = [{**row, "lines": diff_lines(row)} for row in rows]
-        return views.html(
+        response = views.html(
             "pending.html",
             status,
             writes=writes,
@@ -53,6 +53,9 @@ def build_pending_router(views: Views, token: str) -> APIRouter:
             notice=notice,
             error=error,
         )
+        # The forms' POST must carry this page's origin (``no-referrer`` sends "null").
+        response.headers["referrer-policy"] = "same-origin"
+        return response
 
     @router.api_route("/pending-writes", methods=READ)
     @html_errors(views)
