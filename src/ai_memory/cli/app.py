@@ -15,6 +15,7 @@ from ai_memory.cli import doctor as doctor_commands
 from ai_memory.cli import hooks as hook_commands
 from ai_memory.cli import hygiene_projects as hygiene_project_commands
 from ai_memory.cli import lifecycle as lifecycle_commands
+from ai_memory.cli import llm_test as llm_test_commands
 from ai_memory.cli import mcp as mcp_commands
 from ai_memory.cli import pending_writes as pending_commands
 from ai_memory.cli import search as search_commands
@@ -50,6 +51,7 @@ mcp_commands.register(app)
 search_commands.register(app)
 lifecycle_commands.register(app)
 service_commands.register(app)
+llm_test_commands.register(app)
 hygiene_project_commands.register(app)
 pending_commands.register(app)
 backfill_commands.register(app)

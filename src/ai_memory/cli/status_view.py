@@ -42,6 +42,7 @@ def show_health(health: dict[str, Any]) -> None:
         if not embedder.get("configured")
         else f"{embedder['provider']} ({'loaded' if embedder.get('loaded') else 'NOT loaded'})",
     )
+    facts.add_row("llm", llm_summary(health.get("llm") or {}))
     out.print(facts)
     for warning in health["warnings"]:
         out.print(styled("warning:", "yellow"), warning["message"], "→", warning["fix"])
@@ -56,3 +57,14 @@ def local_status(config: Config, scope: Scope | None) -> dict[str, Any]:
         data = counts(conn, scope)
 
     return {"version": __version__, "data_dir": str(config.data_dir), "local": True, **data}
+
+
+def llm_summary(llm: dict[str, Any]) -> str:
+    """One line: each candidate with its circuit (and last error when not closed)."""
+    if not llm.get("configured"):
+        return "off"
+    parts = []
+    for c in llm.get("candidates", []):
+        state = c["circuit"] if c["circuit"] == "closed" else f"{c['circuit']}: {c['last_error']}"
+        parts.append(f"{c['provider']} {c['model']} ({state})")
+    return "; ".join(parts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ai_memory.doctor import agents, install, server, store
+from ai_memory.doctor import agents, install, llm, server, store
 from ai_memory.doctor.context import DoctorContext
 from ai_memory.doctor.findings import Finding, Severity
 
@@ -17,7 +17,12 @@ ON_DISK: tuple[Check, ...] = (
     install.check_release,
 )
 INDEXED: tuple[Check, ...] = (store.check_schema, store.check_git, store.check_index)
-LIVE: tuple[Check, ...] = (server.check_server, server.check_capture, store.check_providers)
+LIVE: tuple[Check, ...] = (
+    server.check_server,
+    server.check_capture,
+    store.check_providers,
+    llm.check_llm,
+)
 CLIENTS: tuple[Check, ...] = (agents.check_hooks, agents.check_mcp, store.check_spool)
 
 

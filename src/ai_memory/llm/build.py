@@ -41,20 +41,25 @@ def build_chat(config: Config, env: Mapping[str, str] | None = None) -> LlmChat 
         return None
     env = os.environ if env is None else env
     made: dict[CandidateKey, Candidate] = {}
-
-    def chain(task: str, members: list[LlmCandidate]) -> Chain:
+    chains: dict[str, Chain] = {}
+    for task, members in chain_members(config).items():
         candidates = [_candidate(settings, member, env, made) for member in members]
         for candidate in candidates:
             if task not in candidate.tasks:
                 candidate.tasks.append(task)
-        return Chain(candidates, settings.max_concurrency, settings.retry_after_max_s)
+        chains[task] = Chain(candidates, settings.max_concurrency, settings.retry_after_max_s)
+    return LlmChat(chains)
 
-    chains = {"default": chain("default", [settings.primary(), *config.llm_fallbacks])}
+
+def chain_members(config: Config) -> dict[str, list[LlmCandidate]]:
+    """Each chain's candidates in order: ``default`` and every configured task section."""
+    settings = config.llm
+    chains = {"default": [settings.primary(), *config.llm_fallbacks]}
     for task in TASKS:
         section: LlmTaskSettings | None = getattr(settings, task)
         if section is not None:
-            chains[task] = chain(task, task_chain(settings, section, config.llm_fallbacks, task))
-    return LlmChat(chains)
+            chains[task] = task_chain(settings, section, config.llm_fallbacks, task)
+    return chains
 
 
 def task_chain(

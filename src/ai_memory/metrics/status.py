@@ -56,7 +56,7 @@ async def build_status(
         "spool": disk["spool"],
         "sizes": {"index_bytes": disk["index_bytes"]},
         "embedder": embedder_health(runtime),
-        "llm": {"configured": False, "detail": "no LLM provider layer in this release"},
+        "llm": llm_health(runtime),
     }
     for name, section in sections.items():
         try:
@@ -137,6 +137,25 @@ def embedder_health(runtime: Runtime) -> dict[str, Any]:
     }
 
 
+def llm_health(runtime: Runtime) -> dict[str, Any]:
+    """Each LLM candidate's circuit and last outcome; never a key, a prompt or a body."""
+    if runtime.llm is None:
+        return {"configured": False}
+    return {"configured": True, "candidates": runtime.llm.health()}
+
+
+def llm_warnings(llm: Mapping[str, Any], dir_arg: str) -> list[dict[str, str]]:
+    return [
+        {
+            "message": f"LLM {c['provider']} {c['model']} is failing "
+            f"(circuit {c['circuit']}, last error {c['last_error']})",
+            "fix": f"ai-memory llm-test {dir_arg}",
+        }
+        for c in llm.get("candidates", [])
+        if c["circuit"] != "closed"
+    ]
+
+
 def warnings_for(data: Mapping[str, Any]) -> list[dict[str, str]]:
     found: list[dict[str, str]] = []
     dir_arg = f"--data-dir {data['data_dir']}"
@@ -170,4 +189,5 @@ def warnings_for(data: Mapping[str, Any]) -> list[dict[str, str]]:
                 "fix": "pip install 'ai-memory[embeddings]'",
             }
         )
+    found += llm_warnings(data["llm"], dir_arg)
     return found
