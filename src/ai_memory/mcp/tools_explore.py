@@ -5,18 +5,21 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from ai_memory.consolidate.edge import Slots
 from ai_memory.core.fence import NOTE
-from ai_memory.mcp.annotations import READ
 from ai_memory.mcp.args import Project, Workspace
 from ai_memory.mcp.briefing import briefing
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
 from ai_memory.mcp.reinforce import reinforce
 
 SHOWN = ("rules", "slots", "pinned", "recent_pages")
+# A read, but the briefing goes to the configured provider: the one read that leaves the machine.
+ANNOTATIONS = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
+)
 
 
 def register(server: MCPServer[Any], deps: ToolDeps) -> None:
@@ -28,7 +31,7 @@ def register(server: MCPServer[Any], deps: ToolDeps) -> None:
         "pages to read first) written by the configured LLM provider from memory_briefing. "
         "Without a provider, or if it fails, returns the structured briefing instead "
         "(source: briefing, with the reason).",
-        annotations=READ,
+        annotations=ANNOTATIONS,
         structured_output=False,
     )
 
