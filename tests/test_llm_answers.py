@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ai_memory.core.fence import FENCE
-from tests.conftest import ServerProcess
+from tests.conftest import ServerProcess, clean_env
 from tests.fake_llm import FakeLlm, answer, error, slow
 from tests.llm_server import call, llm_server, seed, without_timings
 
@@ -190,3 +193,35 @@ def test_without_a_provider_the_same_note_and_the_same_hits(
             "detail": "no [llm] provider is configured",
         }
         hits_intact(bare, got)
+
+
+PROBE = """
+import asyncio, sys
+from pathlib import Path
+from ai_memory.config import Config
+from ai_memory.consolidate.answer import answered_search
+from ai_memory.consolidate.edge import Slots
+from ai_memory.retrieval.models import SearchRequest
+from ai_memory.runtime import Runtime
+
+runtime = Runtime.start(Config.load(Path(sys.argv[1]), {"AI_MEMORY_ANSWERS__RERANK": "true"}))
+request = SearchRequest.parse({"query": "wal", "workspace": "default", "project": "p"})
+found = asyncio.run(answered_search(runtime, request, answer=True, slots=Slots()))
+runtime.stop()
+assert found["answer_unavailable"]["reason"] == "no_provider", found
+print(sorted(name for name in sys.modules if name.startswith("ai_memory.llm")))
+"""
+
+
+def test_without_a_provider_answers_and_rerank_never_load_the_llm_package(
+    data_dir: Path,
+) -> None:
+    probe = subprocess.run(
+        [sys.executable, "-c", PROBE, str(data_dir)],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=120,
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.strip() == "[]"
