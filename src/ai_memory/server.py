@@ -29,6 +29,7 @@ from ai_memory.web import admin, api, graph_api, pending_api, ui
 from ai_memory.web import consolidate_api as consolidate_web
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import hygiene_projects_api
+from ai_memory.web import hygiene_sessions_api as hygiene_sessions_web
 from ai_memory.web import maintenance as maintenance_api
 from ai_memory.web import search as search_api
 from ai_memory.web.connections import ConnectionLimits, protocol_class
@@ -101,6 +102,7 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(search_api.router)
     app.include_router(maintenance_api.router)
     app.include_router(consolidate_web.router)
+    app.include_router(hygiene_sessions_web.router)
     app.include_router(hygiene_projects_api.router)
     app.include_router(pending_api.router)
     app.include_router(ui.build_router(token))

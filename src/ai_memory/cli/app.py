@@ -13,6 +13,7 @@ from ai_memory.cli import completion as completion_commands
 from ai_memory.cli import consolidate as consolidate_commands
 from ai_memory.cli import doctor as doctor_commands
 from ai_memory.cli import hooks as hook_commands
+from ai_memory.cli import hygiene as hygiene_commands
 from ai_memory.cli import hygiene_projects as hygiene_project_commands
 from ai_memory.cli import lifecycle as lifecycle_commands
 from ai_memory.cli import llm_test as llm_test_commands
@@ -51,6 +52,7 @@ mcp_commands.register(app)
 search_commands.register(app)
 lifecycle_commands.register(app)
 service_commands.register(app)
+hygiene_commands.register(app)
 llm_test_commands.register(app)
 hygiene_project_commands.register(app)
 pending_commands.register(app)

@@ -1,0 +1,240 @@
+"""``purge-session``, ``move-session``, ``purge-project``, ``export``: fixing mistakes.
+
+When a server owns the data dir the command asks it (``POST /admin/hygiene/...``);
+otherwise it takes the data dir's lock and runs the operation in this process. A purge
+removes data for good, so it needs ``--yes`` (or ``--dry-run`` to see what it would do);
+no command ever prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ai_memory.cli.options import DataDir, Json, ServerUrl, client_for, load_config_owning
+from ai_memory.cli.output import emit_json, err, out, styled
+from ai_memory.config import Config
+from ai_memory.core.errors import InvalidInput, ServerRunning, Unavailable
+from ai_memory.hygiene.report import HygieneReport
+
+# A purge of a large project rewrites its full-text indexes; give the server time.
+TIMEOUT_S = 900.0
+
+Workspace = Annotated[
+    str | None, typer.Option("--workspace", "-w", help="Workspace (default: any / default).")
+]
+DryRun = Annotated[
+    bool, typer.Option("--dry-run", help="Only report what would change; change nothing.")
+]
+Yes = Annotated[bool, typer.Option("--yes", help="Confirm a removal that cannot be undone.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("purge-session")(purge_session)
+    app.command("move-session")(move_session)
+    app.command("purge-project")(purge_project)
+    app.command("export")(export)
+
+
+def run_operation(
+    config: Config,
+    server: str | None,
+    operation: str,
+    body: dict[str, Any],
+    local: Callable[[Any], HygieneReport],
+) -> HygieneReport:
+    """The server's answer when one owns the data dir; else ``local(runtime)`` under the lock."""
+    from ai_memory.maintenance.lock import ServerLock
+    from ai_memory.runtime import Runtime
+
+    lock = ServerLock(config.data_dir, operation=operation)
+    try:
+        lock.acquire()
+    except ServerRunning as running:
+        try:
+            data = client_for(config, server).request(
+                "POST", f"/admin/hygiene/{operation}", json=body, timeout=TIMEOUT_S
+            )
+        except Unavailable:
+            raise running from None
+        return HygieneReport.from_json(data)
+    try:
+        runtime = Runtime.start(config, embed=False, search=False)
+        try:
+            return local(runtime)
+        finally:
+            runtime.stop()
+    finally:
+        lock.release()
+
+
+def _confirm(yes: bool, dry_run: bool, what: str) -> None:
+    if not yes and not dry_run:
+        raise InvalidInput(f"{what} cannot be undone: pass --yes to do it, or --dry-run to see it")
+
+
+def _show(report: HygieneReport, as_json: bool) -> None:
+    if as_json:
+        emit_json(report.to_json())
+        return
+    for line in report.summary_lines():
+        if line.lstrip().startswith("warning:"):
+            err.print(styled("warning:", "yellow"), line.split("warning:", 1)[1].strip())
+        else:
+            out.print(line, soft_wrap=True)
+
+
+def purge_session(
+    session_id: Annotated[str, typer.Argument(help="The session id to purge.")],
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+    workspace: Workspace = None,
+    project: Annotated[
+        str | None, typer.Option("--project", "-p", help="Its project, if the id is in several.")
+    ] = None,
+    rewrite_history: Annotated[
+        bool,
+        typer.Option(
+            "--rewrite-history",
+            help="Also remove the page from the wiki's git history (backup first; every "
+            "clone diverges; refused while a server runs).",
+        ),
+    ] = False,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    as_json: Json = False,
+) -> None:
+    """Remove a session for good: observations, page and its versions, handoffs."""
+    from ai_memory.hygiene import history
+    from ai_memory.hygiene import sessions as ops
+
+    _confirm(yes, dry_run, f"purging session {session_id}")
+    config = load_config_owning(data_dir)
+    if rewrite_history and not dry_run:
+        err.print(styled("warning:", "yellow"), history.WARNING)
+        report = history.purge_with_history(
+            config, session_id, workspace=workspace, project=project
+        )
+    else:
+        body = {
+            "session_id": session_id,
+            "workspace": workspace,
+            "project": project,
+            "dry_run": dry_run,
+        }
+        report = run_operation(
+            config,
+            server,
+            "purge-session",
+            body,
+            lambda rt: ops.purge_session(
+                rt, session_id, workspace=workspace, project=project, dry_run=dry_run
+            ),
+        )
+        if rewrite_history:
+            report.warnings.append(f"would also rewrite history: {history.WARNING}")
+    _show(report, as_json)
+
+
+def move_session(
+    session_id: Annotated[str, typer.Argument(help="The session id to move.")],
+    to: Annotated[str, typer.Option("--to", help="The project it belongs to.")],
+    to_workspace: Annotated[
+        str | None,
+        typer.Option("--to-workspace", help="Target workspace (default: default)."),
+    ] = None,
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+    workspace: Workspace = None,
+    project: Annotated[
+        str | None,
+        typer.Option("--project", "-p", help="Its project, if the id is in several."),
+    ] = None,
+    dry_run: DryRun = False,
+    as_json: Json = False,
+) -> None:
+    """Move a session (row, observations, page, handoffs) to the project it belongs to."""
+    from ai_memory.core.identity import Scope
+    from ai_memory.hygiene import sessions as ops
+
+    target = Scope.of(to_workspace, to)
+    config = load_config_owning(data_dir)
+    body = {
+        "session_id": session_id,
+        "workspace": workspace,
+        "project": project,
+        "to_project": target.project,
+        "to_workspace": target.workspace,
+        "dry_run": dry_run,
+    }
+    report = run_operation(
+        config,
+        server,
+        "move-session",
+        body,
+        lambda rt: ops.move_session(
+            rt, session_id, target, workspace=workspace, project=project, dry_run=dry_run
+        ),
+    )
+    _show(report, as_json)
+
+
+def purge_project(
+    project: Annotated[str, typer.Argument(help="The project to purge.")],
+    data_dir: DataDir = None,
+    server: ServerUrl = None,
+    workspace: Workspace = None,
+    force_global: Annotated[
+        bool, typer.Option("--force-global", help="Allow purging the shared _global project.")
+    ] = False,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    as_json: Json = False,
+) -> None:
+    """Remove a project for good: every page, session, observation, handoff, its folder."""
+    from ai_memory.core.identity import Scope
+    from ai_memory.hygiene.purge_project import purge_project as purge
+
+    scope = Scope.of(workspace, project)
+    _confirm(yes, dry_run, f"purging project {scope}")
+    config = load_config_owning(data_dir)
+    body = {
+        "project": scope.project,
+        "workspace": scope.workspace,
+        "dry_run": dry_run,
+        "force_global": force_global,
+    }
+    report = run_operation(
+        config,
+        server,
+        "purge-project",
+        body,
+        lambda rt: purge(rt, scope, dry_run=dry_run, force_global=force_global),
+    )
+    _show(report, as_json)
+
+
+def export(
+    project: Annotated[str, typer.Option("--project", "-p", help="The project to export.")],
+    to: Annotated[Path, typer.Option("--to", help="Folder to write the bundle into.")],
+    data_dir: DataDir = None,
+    workspace: Workspace = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Write into a folder that is not empty.")
+    ] = False,
+    dry_run: DryRun = False,
+    as_json: Json = False,
+) -> None:
+    """Write a project as plain markdown: its pages as on disk and an index.md."""
+    from ai_memory.cli.local_read import read_only
+    from ai_memory.core.identity import Scope
+    from ai_memory.hygiene.export import export_project
+
+    scope = Scope.of(workspace, project)
+    config = load_config_owning(data_dir)
+    with read_only(config) as conn:
+        report = export_project(conn, config.wiki_dir, scope, to, force=force, dry_run=dry_run)
+    _show(report, as_json)
