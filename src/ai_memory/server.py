@@ -14,8 +14,8 @@ from fastapi import FastAPI
 
 from ai_memory import __version__
 from ai_memory.config import Config, ServerSettings
-from ai_memory.core.errors import ConfigError, InvalidInput, NotInitialised
 from ai_memory.consolidate.learning_schedule import LearningLoop
+from ai_memory.core.errors import ConfigError, InvalidInput, NotInitialised
 from ai_memory.hooks.service import HookService
 from ai_memory.maintenance.jobs import MaintenanceJobs
 from ai_memory.maintenance.scheduler import Scheduler
@@ -25,10 +25,9 @@ from ai_memory.metrics.registry import Metrics
 from ai_memory.runtime import Runtime
 from ai_memory.service.drain import start_spool_drain
 from ai_memory.store.upgrade import refuse_newer_database
-from ai_memory.web import admin, api, graph_api, pending_api, ui
+from ai_memory.web import admin, api, graph_api, hygiene_projects_api, pending_api, ui
 from ai_memory.web import consolidate_api as consolidate_web
 from ai_memory.web import hooks as hooks_web
-from ai_memory.web import hygiene_projects_api
 from ai_memory.web import hygiene_sessions_api as hygiene_sessions_web
 from ai_memory.web import maintenance as maintenance_api
 from ai_memory.web import search as search_api
