@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.cdp_support import Browser  # noqa: E402
-from tests.conftest import ServerProcess, seed_web_content  # noqa: E402
+from tests.conftest import ServerProcess, clean_env, seed_web_content  # noqa: E402
 
 from ai_memory.config import Config  # noqa: E402
 from ai_memory.maintenance.init import initialise  # noqa: E402
@@ -117,6 +117,7 @@ def main() -> None:
             explain_opened(chromium, server, Path(tmp) / "cdp")
         finally:
             server.stop()
+        pending_writes(chromium, Path(tmp) / "learning")
 
 
 def explain_opened(chromium: str, server: ServerProcess, profile: Path) -> None:
@@ -138,6 +139,53 @@ def explain_opened(chromium: str, server: ServerProcess, profile: Path) -> None:
         tab.js("window.scrollTo(0, 0)")
         shot = tab.call("Page.captureScreenshot", format="png")
     target.write_bytes(base64.b64decode(shot["data"]))
+    print(target.relative_to(ROOT))
+
+
+def pending_writes(chromium: str, tmp: Path) -> None:
+    """The pending-writes queue: a server whose provider is the tests' fake LLM service
+    proposes an edit of a rule and a new procedure from one finished session."""
+    from tests.fake_llm import FakeLlm
+    from tests.learning_support import finish_session, improve, llm_env, review
+
+    target = OUT / "pending-writes.png"
+    with FakeLlm() as fake:
+        root = tmp / "data"
+        initialise(Config.load(root, {}))
+        server = ServerProcess(root, env=clean_env(**llm_env(fake))).start()
+        try:
+            with server.client() as client:
+                rule = "/api/v1/projects/default/shop/pages/_rules/money.md"
+                body = "# Money\n\n- Keep amounts in cents.\n- Round once.\n"
+                client.put(rule, json={"body": body}).raise_for_status()
+                finish_session(client, "shop", "s-7", "the cart total is off by a cent")
+                fake.push(
+                    review(
+                        ("_rules/money.md", body + "- Round at checkout, never per line.\n"),
+                        ("procedures/release.md", "1. Run `make check`.\n2. Tag and push.\n"),
+                    )
+                )
+                improve(client, "shop").raise_for_status()
+            page = "/web/pending-writes"
+            url = f"{server.url}/web/login?{urlencode({'token': server.token, 'next': page})}"
+            subprocess.run(
+                [
+                    chromium,
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--hide-scrollbars",
+                    f"--user-data-dir={tmp / 'profile'}",
+                    "--window-size=1200,900",
+                    f"--screenshot={target}",
+                    url,
+                ],
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
+        finally:
+            server.stop()
     print(target.relative_to(ROOT))
 
 
