@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_memory.cli import hook_install
+from ai_memory.hookclient.drain import drain
 from tests.conftest import ServerProcess
 from tests.hooks_support import hook_env, run_hook
 
@@ -103,7 +104,11 @@ def observations(data_dir: Path, project: str = PROJECT) -> list[tuple[str, str 
 
 
 def session_page(server: ServerProcess, session: str, project: str = PROJECT) -> str:
-    """The session's page body, once every ended session has its page."""
+    """The session's page body, once every ended session has its page.
+
+    What a run on a loaded machine could not post in time is still spooled: delivered first.
+    """
+    drain(server.data_dir, server.url, server.token, timeout_s=30)
     with server.client() as client:
         client.post("/api/v1/sessions/flush", params={"timeout": 30})
         answer = client.get(f"/api/v1/projects/default/{project}/pages/sessions/{session}.md")

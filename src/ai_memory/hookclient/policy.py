@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import os
 
-from ai_memory.hookclient.globs import Glob, GlobError, compile_glob
-from ai_memory.hookclient.pathnames import file_paths
 from ai_memory.hookclient.resolve import marker_values
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # ``typing`` is slow to import: annotations only
     from collections.abc import Mapping
     from typing import Any
+
+    from ai_memory.hookclient.globs import Glob
 
 MODES = ("full", "metadata", "off")
 KEYS = frozenset({"mode", "exclude", "capture_assistant"})
@@ -127,7 +127,7 @@ def load_policy(root: str, marker: tuple[str, str | None] | None, env: Mapping[s
         layers.append((where, base, table))
     try:
         return _merge(layers, home)
-    except (GlobError, ValueError) as exc:
+    except ValueError as exc:  # a GlobError too
         return Policy("off", problem=str(exc))
 
 
@@ -151,6 +151,8 @@ def _merge(layers: list[tuple[str, str, dict[str, object]]], home: str) -> Polic
         if not isinstance(assistant, bool):
             raise ValueError(f"{where}: [capture] capture_assistant must be true or false")
         if "exclude" in table:
+            from ai_memory.hookclient.globs import GlobError, compile_glob
+
             patterns = table["exclude"]
             if not isinstance(patterns, list):
                 raise ValueError(f"{where}: [capture] exclude must be an array of globs")
@@ -167,9 +169,12 @@ def apply(policy: Policy, event: str, payload: dict[str, Any], cwd: str) -> dict
     """The payload as the policy lets it leave; None when the event is dropped whole."""
     if policy.mode == "off":
         return None
-    paths = file_paths(payload, shell=True)
-    if policy.exclude and paths and _excluded(policy, paths, cwd):
-        return None
+    if policy.exclude:  # the path and glob code is imported only for a policy that needs it
+        from ai_memory.hookclient.pathnames import file_paths
+
+        paths = file_paths(payload, shell=True)
+        if paths and _excluded(policy, paths, cwd):
+            return None
     if not policy.capture_assistant:
         payload = _without_assistant(payload, event)
     if policy.mode == "metadata":
@@ -179,6 +184,8 @@ def apply(policy: Policy, event: str, payload: dict[str, Any], cwd: str) -> dict
 
 def metadata(payload: Mapping[str, Any]) -> dict[str, Any]:
     """What a metadata-only event keeps: short scalar fields, and the file paths named."""
+    from ai_memory.hookclient.pathnames import file_paths
+
     kept: dict[str, Any] = {}
     for key, value in payload.items():
         if key not in METADATA_KEYS:
