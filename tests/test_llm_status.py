@@ -1,0 +1,45 @@
+"""A real ``ai-memory serve`` with a provider: status and doctor show the candidates,
+and a missing key stops the server at start-up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ServerProcess, clean_env, run_cli
+from tests.fake_llm import FakeLlm, fake_llm
+from tests.llm_support import llm_env
+
+__all__ = ["fake_llm"]
+
+
+def test_status_and_doctor_show_each_candidate(fake_llm: FakeLlm, data_dir: Path) -> None:
+    fallbacks = [{"provider": "gemini", "model": "g", "base_url": fake_llm.gemini_url}]
+    env = clean_env(
+        **llm_env("openai-compat", fake_llm.openai_url, model="local"),
+        AI_MEMORY_LLM_FALLBACKS=json.dumps(fallbacks),
+        GEMINI_API_KEY="gm-status-secret",
+    )
+    server = ServerProcess(data_dir, env=env).start()
+    try:
+        shown = run_cli("status", "--server", server.url, data_dir=data_dir, env=env)
+        assert shown.returncode == 0, shown.stderr
+        text = shown.stdout.decode()
+        assert "openai-compat local (closed)" in text and "gemini g (closed)" in text
+        doctor_env = env | {"AI_MEMORY_SERVER__URL": server.url}
+        doctor = run_cli("doctor", "--json", data_dir=data_dir, env=doctor_env)
+        findings = [f for f in json.loads(doctor.stdout)["findings"] if f["check"] == "llm"]
+        assert [f["severity"] for f in findings] == ["ok", "ok"]
+        assert "not called yet" in findings[0]["message"]
+        assert b"gm-status-secret" not in shown.stdout + doctor.stdout
+    finally:
+        server.stop()
+
+
+def test_serve_stops_at_start_up_without_the_key(data_dir: Path) -> None:
+    env = clean_env(AI_MEMORY_LLM__PROVIDER="anthropic", AI_MEMORY_LLM__MODEL="c")
+    env.pop("ANTHROPIC_API_KEY", None)
+    with pytest.raises(RuntimeError, match="ANTHROPIC_API_KEY is not set"):
+        ServerProcess(data_dir, env=env).start()
