@@ -2,28 +2,37 @@
 
 Rename, move to another workspace and merge are one operation with a different
 target: a plan read in one snapshot (what moves, which links are rewritten,
-which paths collide), then one writer command that re-keys every row, stages
-every file of the folder at its new place, rewrites the linking pages through
+which paths collide), then one writer command that re-keys every row, renames
+every file of the folder to its new place, rewrites the linking pages through
 ``Wiki.write_command`` (new versions, so history shows why the text changed),
 records the old name as an alias and writes the audit row. Files land before
-the COMMIT (the writer's file stage), git is checkpointed right after it. A dry
-run is the same plan read on a reader, so its report is the real run's.
+the COMMIT; git is checkpointed right after it. A dry run is the same plan read
+on a reader, so its report is the real run's.
+
+A crash after the renames and before the COMMIT leaves the files at the new
+place and the rows at the old one: the next start indexes the files as pages of
+the new project (nothing is lost; sessions and handoffs stay under the old name
+until the operation is run again).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ai_memory.core.errors import Conflict
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.paths import TEMP_PREFIX
 from ai_memory.hygiene.relink import relink
 from ai_memory.hygiene.report import HygieneReport
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages, project_moves
+from ai_memory.store.files import fsync_dir
 from ai_memory.wiki.wiki import Wiki
 
 ACTOR = "hygiene"
@@ -43,6 +52,8 @@ class Plan:
     renamed: dict[str, str] = field(default_factory=dict)  # src path -> path in dst
     dropped: list[str] = field(default_factory=list)  # src paths dst's page replaces
     collisions: list[str] = field(default_factory=list)
+    seen: tuple[object, ...] = ()  # the index's fingerprint when the plan was read
+    listed: list[str] = field(default_factory=list)  # the folder's files then
 
     def where(self, ref: PageRef) -> PageRef:
         """Where the page that was at ``ref`` is once the plan ran."""
@@ -50,13 +61,16 @@ class Plan:
             return ref
         return PageRef(self.dst.workspace, self.dst.project, self.renamed.get(ref.path, ref.path))
 
+    def _at(self, path: str) -> PageRef:
+        return PageRef(self.src.workspace, self.src.project, path)
+
     def report(self, dry_run: bool) -> HygieneReport:
         report = HygieneReport(
             self.operation,
             dry_run,
             target={"from": str(self.src), "to": str(self.dst)},
             rows=dict(self.rows),
-            pages=[self.where(self.src.page(p)).relpath for p in self.moved],
+            pages=[self.where(self._at(p)).relpath for p in self.moved],
             files=[f"{self.dst.workspace}/{self.dst.project}/{new}" for _, new in self.files],
             collisions=list(self.collisions),
         )
@@ -79,22 +93,20 @@ def read_plan(
     decide: Callable[[sqlite3.Connection, Plan], None] | None = None,
 ) -> Plan:
     """The plan of moving ``src`` to ``dst``; ``decide`` settles a merge's collisions."""
-    plan = Plan(operation, src, dst)
+    plan = Plan(operation, src, dst, seen=project_moves.fingerprint(conn))
+    plan.listed = folder_files(root / src.workspace / src.project)
     if decide is not None:
         decide(conn, plan)
     plan.rows = project_moves.count_rows(conn, src)
     latest = project_moves.latest_paths(conn, src)
     plan.moved = [path for path in latest if path not in plan.dropped]
-    plan.files = [
-        (rel, _renamed_file(rel, plan))
-        for rel in folder_files(root / src.workspace / src.project)
-        if rel not in plan.dropped
-    ]
+    plan.files = [(rel, _renamed_file(rel, plan)) for rel in plan.listed if rel not in plan.dropped]
     for path in plan.moved:
         body = _body(conn, latest[path])
-        new = relink(body, src.page(path), plan.where(src.page(path)), plan.where)
+        was = PageRef(src.workspace, src.project, path)
+        new = relink(body, was, plan.where(was), plan.where)
         if new != body:
-            plan.rewrites.append((plan.where(src.page(path)), new))
+            plan.rewrites.append((plan.where(was), new))
     for workspace, project, path in project_moves.linking_pages(conn, src):
         ref = PageRef(workspace, project, path)
         row = pages.latest(conn, ref)
@@ -108,13 +120,12 @@ def read_plan(
 
 def folder_files(folder: Path) -> list[str]:
     """Every file of a project's folder, relative to it (temp files of a crash aside)."""
-    if not folder.is_dir():
-        return []
-    return sorted(
-        file.relative_to(folder).as_posix()
-        for file in folder.rglob("*")
-        if file.is_file() and not file.name.startswith(TEMP_PREFIX)
-    )
+    found: list[str] = []
+    for top, _, names in os.walk(folder):
+        base = Path(top).relative_to(folder).as_posix()
+        prefix = "" if base == "." else base + "/"
+        found.extend(prefix + name for name in names if not name.startswith(TEMP_PREFIX))
+    return sorted(found)
 
 
 def run(
@@ -130,17 +141,23 @@ def run(
 ) -> HygieneReport:
     """Check, plan and (unless ``dry_run``) carry the plan out in one writer command."""
     wiki = runtime.wiki
+
+    def preview(conn: sqlite3.Connection) -> Plan:
+        check(conn)
+        return read_plan(conn, wiki.root, operation, src, dst, decide)
+
+    # The plan (relinking every page included) is read on a reader, outside the write
+    # lock; the writer re-reads it only when a page or the folder changed in between.
+    planned = runtime.readers.read(preview)
     if dry_run:
-
-        def preview(conn: sqlite3.Connection) -> Plan:
-            check(conn)
-            return read_plan(conn, wiki.root, operation, src, dst, decide)
-
-        return runtime.readers.read(preview).report(dry_run=True)
+        return planned.report(dry_run=True)
 
     def command(conn: sqlite3.Connection) -> Plan:
         check(conn)
-        plan = read_plan(conn, wiki.root, operation, src, dst, decide)
+        plan = planned
+        folder = wiki.root / src.workspace / src.project
+        if project_moves.fingerprint(conn) != plan.seen or folder_files(folder) != plan.listed:
+            plan = read_plan(conn, wiki.root, operation, src, dst, decide)
         if apply_decisions is not None:
             apply_decisions(conn, plan, wiki)
         carry_out(conn, wiki, plan)
@@ -157,14 +174,16 @@ def carry_out(conn: sqlite3.Connection, wiki: Wiki, plan: Plan) -> None:
     project_moves.move_rows(conn, plan.src, plan.dst, now)
     old_root = wiki.root / plan.src.workspace / plan.src.project
     new_root = wiki.root / plan.dst.workspace / plan.dst.project
-    for old, new in plan.files:
-        wiki.writer.files.write(new_root / new, (old_root / old).read_bytes())
-        wiki.writer.files.delete(old_root / old)
-    for rel in plan.dropped:
-        wiki.writer.files.delete(old_root / rel)
-    for ref, body in plan.rewrites:
-        wiki.write_command(ref, body, actor=ACTOR)(conn)
-    project_moves.alias(conn, plan.src, plan.dst, now)
+    moved = move_files([(old_root / old, new_root / new) for old, new in plan.files])
+    try:
+        for rel in plan.dropped:
+            wiki.writer.files.delete(old_root / rel)
+        for ref, body in plan.rewrites:
+            wiki.write_command(ref, body, actor=ACTOR)(conn)
+        project_moves.alias(conn, plan.src, plan.dst, now)
+    except BaseException:
+        undo_moves(moved)  # the savepoint rolls the rows back; the files follow them
+        raise
     report = plan.report(dry_run=False)
     detail = {**report.target, "rows": report.rows, "details": report.details}
     conn.execute(
@@ -179,6 +198,37 @@ def carry_out(conn: sqlite3.Connection, wiki: Wiki, plan: Plan) -> None:
             json.dumps(detail),
         ),
     )
+
+
+def move_files(pairs: list[tuple[Path, Path]]) -> list[tuple[Path, Path]]:
+    """Rename each file to its new place, then fsync every folder touched once.
+
+    A rename moves no data (the bytes are durable already), so a project of thousands
+    of files moves in milliseconds instead of a copy and an fsync per file. It happens
+    inside the writer's command, before the COMMIT, like every file change: the files
+    are at their new place before the rows that say so. A failure undoes what moved.
+    """
+    moved: list[tuple[Path, Path]] = []
+    try:
+        for old, new in pairs:
+            if new.exists():
+                raise Conflict(f"cannot move {old.name}: {new} is in the way")
+            new.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(old, new)
+            moved.append((old, new))
+        for folder in sorted({p.parent for pair in moved for p in pair}):
+            if folder.is_dir():
+                fsync_dir(folder)
+    except BaseException:
+        undo_moves(moved)
+        raise
+    return moved
+
+
+def undo_moves(moved: list[tuple[Path, Path]]) -> None:
+    for old, new in reversed(moved):
+        with contextlib.suppress(OSError):
+            os.rename(new, old)
 
 
 def _after_commit(runtime: Runtime, plan: Plan) -> None:

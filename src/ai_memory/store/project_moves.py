@@ -46,6 +46,12 @@ SELECT id, path FROM pages WHERE workspace = ? AND project = ? AND is_latest = 1
 """
 VERSION_IDS = "SELECT id, is_latest FROM pages WHERE workspace = ? AND project = ? AND path = ?"
 
+# Changes whenever a page is written, deleted or re-derived: a plan read before it moved
+# is still the plan when this reads the same inside the writer.
+FINGERPRINT = """
+SELECT (SELECT max(id) FROM pages), (SELECT count(*) FROM pages WHERE deleted_at IS NOT NULL),
+    (SELECT max(id) FROM audit_log)
+"""
 ALIAS_ROWS = "SELECT workspace, name, target_workspace, target_project FROM project_aliases"
 REPOINT_ALIASES = """
 UPDATE project_aliases SET target_workspace = :to_ws, target_project = :to_p
@@ -61,6 +67,10 @@ DROP_ALIAS = "DELETE FROM project_aliases WHERE workspace = ? AND name = ?"
 ALIAS_OF = """
 SELECT target_workspace, target_project FROM project_aliases WHERE workspace = ? AND name = ?
 """
+
+
+def fingerprint(conn: sqlite3.Connection) -> tuple[object, ...]:
+    return tuple(conn.execute(FINGERPRINT).fetchone())
 
 
 def scoped_tables(conn: sqlite3.Connection) -> list[str]:
