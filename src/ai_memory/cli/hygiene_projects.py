@@ -162,8 +162,8 @@ def uninstall(
     from pathlib import Path
 
     from ai_memory.cli.service import service_for
+    from ai_memory.cli.uninstall import uninstall as take_out
     from ai_memory.config import Config
-    from ai_memory.hygiene.uninstall import uninstall as take_out
 
     what = "uninstall edits your agents' configs" + (" and deletes the data" if purge_data else "")
     confirm(yes, dry_run, what)
