@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 
-from ai_memory.hookclient.resolve import marker_values
+from ai_memory.hookclient.resolve import marker_values, read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # ``typing`` is slow to import: annotations only
@@ -116,9 +116,9 @@ def load_policy(root: str, marker: tuple[str, str | None] | None, env: Mapping[s
     home = env.get("HOME") or os.path.expanduser("~")
     layers: list[tuple[str, str, dict[str, object]]] = []
     user = user_file(env)
-    for where, base, text in ((user, root, _read(user)), _marker_layer(marker)):
+    for where, base, text in ((user, root, read_text(user)), _marker_layer(marker)):
         if text is None:
-            if where and where != user and os.path.exists(where):
+            if where and os.path.exists(where):  # there, but unreadable: fail closed
                 return Policy("off", problem=f"{where} cannot be read")
             continue
         table = marker_values(text, "capture")
@@ -222,11 +222,3 @@ def _without_assistant(payload: dict[str, Any], event: str) -> dict[str, Any]:
     if not any(key in payload for key in dropped):
         return payload
     return {key: value for key, value in payload.items() if key not in dropped}
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError):
-        return None

@@ -63,7 +63,7 @@ def locate_checkout(
     while True:
         marker = os.path.join(directory, MARKER)
         if (identity is None or nearest is None) and os.path.isfile(marker):
-            text = _read(marker)
+            text = read_text(marker)
             nearest = nearest or (directory, text)
             found = _from_marker(text, directory) if identity is None else None
             if found is not None:
@@ -125,7 +125,7 @@ def marker_values(text: str, table: str = "") -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
-def _read(path: str) -> str | None:
+def read_text(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8") as handle:
             return handle.read()
@@ -137,7 +137,7 @@ def git_dir(dot_git: str) -> str | None:
     """The repository's common git dir; worktrees and submodules point to it through files."""
     if os.path.isdir(dot_git):
         return dot_git
-    text = _read(dot_git)
+    text = read_text(dot_git)
     if text is None or not text.startswith("gitdir:"):
         return None
     target = text[len("gitdir:") :].strip()
@@ -145,7 +145,7 @@ def git_dir(dot_git: str) -> str | None:
         target = os.path.realpath(os.path.join(os.path.dirname(dot_git), target))
     common = os.path.join(target, "commondir")
     if os.path.isfile(common):
-        pointed = _read(common)
+        pointed = read_text(common)
         if pointed is None:
             return target
         pointed = pointed.strip()
@@ -159,7 +159,7 @@ def _origin_url(dot_git: str) -> str | None:
     directory = git_dir(dot_git)
     if directory is None:
         return None
-    text = _read(os.path.join(directory, "config"))
+    text = read_text(os.path.join(directory, "config"))
     if text is None:
         return None
     in_origin = False
