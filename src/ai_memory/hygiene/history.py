@@ -42,12 +42,13 @@ class Rewrite:
     notes: list[str] = field(default_factory=list)
 
 
-def rewrite_history(wiki_dir: Path, relpaths: list[str]) -> Rewrite:
-    """Rewrite every commit of ``wiki_dir`` without ``relpaths`` (wiki-relative paths)."""
+def rewrite_history(wiki_dir: Path, relpaths: list[str], *, filter_repo: bool = True) -> Rewrite:
+    """Rewrite every commit of ``wiki_dir`` without ``relpaths`` (wiki-relative paths);
+    ``filter_repo=False`` uses ``git filter-branch`` even when git-filter-repo is there."""
     if shutil.which("git") is None:
         raise Unavailable("rewriting history needs the git command, which is not on PATH")
     remote = _git(wiki_dir, "config", "--get", "remote.origin.url", check=False).strip()
-    tool = _filter_repo_command()
+    tool = _filter_repo_command() if filter_repo else None
     if tool is not None:
         result = Rewrite("git-filter-repo", list(relpaths))
         args = ["--force", "--invert-paths", "--quiet"]
