@@ -1,8 +1,9 @@
-"""``rename-project``, ``move-project`` and ``merge-project``: fixing which project memory is in.
+"""``rename-project``, ``move-project``, ``merge-project`` and ``uninstall``.
 
-Each asks the running server (``POST /admin/hygiene/...``) when one owns the data
-dir, so its writer and its hooks see the change at once; with no server it
-takes the data dir's lock itself and runs the same operation in-process.
+The project commands ask the running server (``POST /admin/hygiene/...``) when
+one owns the data dir, so its writer and its hooks see the change at once; with
+no server they take the data dir's lock and run the same operation in-process.
+``uninstall`` edits the agents' configs in this process (see cli/uninstall.py).
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ai_memory.cli.options import DataDir, Json, ServerUrl, client_for, load_config_owning
+from ai_memory.cli.options import DataDir, Json, ServerUrl, load_config_owning
 from ai_memory.cli.output import emit_json, err, out, styled
-from ai_memory.core.errors import InvalidInput, ServerRunning
+from ai_memory.core.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from ai_memory.config import Config
     from ai_memory.hygiene.report import HygieneReport
     from ai_memory.runtime import Runtime
 
@@ -204,41 +204,11 @@ def _run(
     data_dir: DataDir,
     server: str | None,
 ) -> None:
-    from ai_memory.hygiene.report import HygieneReport
+    """The server's answer when one owns the data dir, else ``local`` under its lock."""
+    from ai_memory.cli.hygiene import run_operation
 
     config = load_config_owning(data_dir)
-    report = in_process(config, operation, local)
-    if report is None:
-        client = client_for(config, server)
-        try:
-            data = client.request("POST", f"/admin/hygiene/{operation}", json=payload)
-        finally:
-            client.close()
-        report = HygieneReport.from_json(data)
-    show(report, json_output)
-
-
-def in_process(
-    config: Config, operation: str, local: Callable[[Runtime], HygieneReport]
-) -> HygieneReport | None:
-    """Run ``local`` on a Runtime of our own while holding the data dir; None when a
-    server holds it (the caller asks that server instead)."""
-    from ai_memory.maintenance.lock import ServerLock
-    from ai_memory.runtime import Runtime
-
-    lock = ServerLock(config.data_dir, operation=operation)
-    try:
-        lock.acquire()
-    except ServerRunning:
-        return None
-    try:
-        runtime = Runtime.start(config, embed=False, search=False)
-        try:
-            return local(runtime)
-        finally:
-            runtime.stop()
-    finally:
-        lock.release()
+    show(run_operation(config, server, operation, payload, local), json_output)
 
 
 def show(report: HygieneReport, json_output: bool) -> None:
