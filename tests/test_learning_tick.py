@@ -18,6 +18,7 @@ def test_the_tick_skips_history_and_reviews_each_new_session_once(
     with app_client(data_dir) as client:  # before a provider was configured
         finish_session(client, "shop", "s-old", "history from before the upgrade")
         assert client.portal.call(client.app.state.learning.tick) == []  # no provider: nothing
+        assert "learning" not in client.get("/admin/status").json()  # status as before
     with app_client(data_dir, **llm_settings(fake_llm)) as client:
         finish_session(client, "shop", "s-new", "a lesson from after the upgrade")
         finish_session(client, "cafe", "s-cafe", "the espresso machine needs descaling")
@@ -40,6 +41,9 @@ def test_the_tick_skips_history_and_reviews_each_new_session_once(
         assert len(fake_llm.requests) == 4
         queue = client.get("/api/v1/pending-writes").json()["pending_writes"]
         assert sorted(w["path"] for w in queue) == ["_rules/a.md", "_rules/b.md"]
+        status = client.get("/admin/status").json()["learning"]
+        assert status["pending_writes"] == 2 and status["ticks"] == 4
+        assert status["require_approval"] is True and status["interval_h"] == 1.0
 
 
 def test_a_provider_that_cannot_answer_leaves_the_session_for_the_next_tick(

@@ -60,6 +60,8 @@ def create_app(config: Config, token: str) -> FastAPI:
         learning = LearningLoop(runtime.wiki, config.learning, lambda: runtime.llm)
         learning.start()
         app.state.learning = learning
+        if runtime.llm is not None:
+            app.state.status_sections["learning"] = learning.status
         app.state.status_sections["maintenance"] = maintenance.status
         consolidation = None
         if runtime.llm is not None:  # the consolidation worker loads only with a provider

@@ -85,7 +85,19 @@ class LearningLoop:
         self.settings = settings
         self.chat = chat
         self.ticks = 0
+        self.last_tick_at: str | None = None
         self._task: asyncio.Task[None] | None = None
+
+    def status(self) -> dict[str, Any]:
+        """The status section: the cadence, the last tick, how many proposals wait."""
+        waiting = self.wiki.readers.read(store.count_pending)  # an index range, not a scan
+        return {
+            "require_approval": self.settings.require_approval,
+            "interval_h": self.settings.interval_h,
+            "ticks": self.ticks,
+            "last_tick_at": self.last_tick_at,
+            "pending_writes": waiting,
+        }
 
     def start(self) -> None:
         if self.settings.interval_h > 0:
@@ -109,6 +121,7 @@ class LearningLoop:
             return []
         await self.seed()
         self.ticks += 1
+        self.last_tick_at = self.wiki.clock()
         done: list[dict[str, Any]] = []
         for scope in await self.wiki.readers.aread(store.projects):
             found = await self.wiki.readers.aread(partial(store.next_session, scope=scope))

@@ -68,14 +68,15 @@ def unified_diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, str
     lines = difflib.unified_diff(
         before, after, f"v{old['version']}", f"v{new['version']}", lineterm="", n=3
     )
-    return [{"text": line, "class": _class(line)} for line in lines]
+    return [{"text": line, "class": line_class(line)} for line in lines]
 
 
 def _text(page: dict[str, Any]) -> str:
     return f"title: {page['title']}\nkind: {page['kind']}\n\n{page['body']}"
 
 
-def _class(line: str) -> str:
+def line_class(line: str) -> str:
+    """The CSS class of one unified-diff line (the pending-writes page uses it too)."""
     if line.startswith(("+++", "---")):
         return "file"
     if line.startswith("@@"):

@@ -20,6 +20,7 @@ from ai_memory.consolidate import pending
 from ai_memory.core.errors import Conflict
 from ai_memory.runtime import Runtime
 from ai_memory.web import webauth
+from ai_memory.web.page_views import line_class
 from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
 from ai_memory.web.views import Views
 
@@ -106,12 +107,4 @@ async def read_form(request: Request) -> dict[str, str] | None:
 
 
 def diff_lines(row: dict[str, Any]) -> list[dict[str, str]]:
-    return [{"text": line, "class": _class(line)} for line in pending.diff_lines(row)]
-
-
-def _class(line: str) -> str:
-    if line.startswith(("+++", "---")):
-        return "file"
-    if line.startswith("@@"):
-        return "hunk"
-    return {"+": "add", "-": "del"}.get(line[:1], "same")
+    return [{"text": line, "class": line_class(line)} for line in pending.diff_lines(row)]
