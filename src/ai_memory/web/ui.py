@@ -1,9 +1,10 @@
-"""The read-only browser UI under /web: projects, a project, a page, search.
+"""The browser UI under /web: projects, a project, a page, search.
 
 Server-rendered HTML, no script. Every read goes through the same functions
 the JSON API uses (the wiki's page reads, the status counts, the one search
 entry point); domain errors become an HTML error page with their own status.
-The sessions, tree/diff/graph and health pages live in their own modules.
+The sessions, tree/diff/graph and health pages live in their own modules, and
+so does the pending-writes queue, the one page that writes (``ui_pending``).
 """
 
 from __future__ import annotations
