@@ -13,7 +13,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ai_memory.core.errors import LlmBadAnswer, LlmUnavailable
 from ai_memory.llm.breaker import Breaker
@@ -90,9 +90,12 @@ class Chain:
         self.candidates = candidates
         self.slots = asyncio.Semaphore(max_concurrency)
         self.wait_max_s = wait_max_s
+        self.schemas: dict[type[BaseModel], dict[str, Any]] = {}  # built once per model
 
     async def structured(self, prompt: Prompt, schema: type[Answer]) -> Answer:
-        wanted = answer_schema(schema)
+        wanted = self.schemas.get(schema)
+        if wanted is None:
+            wanted = self.schemas[schema] = answer_schema(schema)
         skipped: list[str] = []
         async with self.slots:
             for candidate in self.candidates:
