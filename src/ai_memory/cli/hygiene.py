@@ -24,7 +24,10 @@ from ai_memory.hygiene.report import HygieneReport
 TIMEOUT_S = 900.0
 
 Workspace = Annotated[
-    str | None, typer.Option("--workspace", "-w", help="Workspace (default: any / default).")
+    str | None, typer.Option("--workspace", "-w", help="Workspace (default: default).")
+]
+SessionWorkspace = Annotated[
+    str | None, typer.Option("--workspace", "-w", help="Its workspace, if the id is in several.")
 ]
 DryRun = Annotated[
     bool, typer.Option("--dry-run", help="Only report what would change; change nothing.")
@@ -91,7 +94,7 @@ def purge_session(
     session_id: Annotated[str, typer.Argument(help="The session id to purge.")],
     data_dir: DataDir = None,
     server: ServerUrl = None,
-    workspace: Workspace = None,
+    workspace: SessionWorkspace = None,
     project: Annotated[
         str | None, typer.Option("--project", "-p", help="Its project, if the id is in several.")
     ] = None,
@@ -148,7 +151,7 @@ def move_session(
     ] = None,
     data_dir: DataDir = None,
     server: ServerUrl = None,
-    workspace: Workspace = None,
+    workspace: SessionWorkspace = None,
     project: Annotated[
         str | None,
         typer.Option("--project", "-p", help="Its project, if the id is in several."),
