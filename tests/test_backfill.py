@@ -68,7 +68,7 @@ def test_capture_policy_applies_to_imports(data_dir: Path, tmp_path: Path) -> No
     marker.write_text('[capture]\nmode = "off"\n')
     off = backfill(data_dir, home, "--dry-run")
     assert off["sessions"] == 0 and off["not_captured"] == SESSIONS
-    marker.write_text('[capture]\ncapture_assistant = true\nexclude = ["*.secret"]\n')
+    marker.write_text("[capture]\ncapture_assistant = true\n")
     kept = backfill(data_dir, home, "--agent", "claude-code")
     assert kept["stored"] == 10
     page = data_dir / "wiki" / "default" / "acme-shop" / "sessions"
@@ -89,6 +89,25 @@ def test_second_run_adds_nothing(data_dir: Path, home: Path) -> None:
     assert again["stored"] == 0 and again["duplicates"] == EVENTS
     assert rows(data_dir, "SELECT count(*) FROM observations") == before
     assert rows(data_dir, "SELECT count(*) FROM pages") == pages
+
+
+def test_a_transcript_that_grew_is_imported_again_and_ends_again(
+    data_dir: Path, home: Path
+) -> None:
+    backfill(data_dir, home, "--agent", "claude-code")
+    transcript = next((home / ".claude" / "projects").glob("*/0410c98e-*.jsonl"))
+    lines = transcript.read_text().splitlines()
+    prompt = next(line for line in lines if '"promptId"' in line and '"type":"user"' in line)
+    later = prompt.replace("print the greeting number 0", "now print it twice").replace(
+        "2026-12-01T15:00:26.132Z", "2026-12-01T15:01:00.000Z"
+    )
+    later = later.replace('"uuid":"', '"uuid":"later-')
+    transcript.write_text("\n".join([*lines, later]) + "\n")
+    again = backfill(data_dir, home, "--agent", "claude-code")
+    assert again["stored"] == 2 and again["duplicates"] == 9  # the new prompt, a new end
+    page = data_dir / "wiki" / "default" / "acme-shop" / "sessions" / transcript.name
+    text = page.with_suffix(".md").read_text()
+    assert "now print it twice" in text and "- Ended: 2026-12-01T15:01:00.000000Z" in text
 
 
 def test_filters(data_dir: Path, home: Path, tmp_path: Path) -> None:

@@ -154,6 +154,10 @@ def _summary(tally: Tally, dry_run: bool, via: str) -> None:
             f"{tally.rejected} rejected",
             highlight=False,
         )
+    if tally.dropped:
+        out.print(f"{tally.dropped} event(s) dropped by the [ingest] lists")
+    if tally.not_captured:
+        out.print(f"{tally.not_captured} session(s) left out: their checkout's capture is off")
     if tally.no_directory:
         out.print(f"{tally.no_directory} session(s) without a directory left out")
     for unreadable in tally.unreadable:

@@ -20,10 +20,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.identity import Scope
 from ai_memory.hookclient.policy import Policy, apply, load_policy
 from ai_memory.hookclient.resolve import locate_checkout
+from ai_memory.hooks.ingest import OCCURRED_MIN
 from ai_memory.importers.model import Entry, Transcript, Unreadable
 
 KEY_PREFIX = "bf-"
@@ -170,7 +172,9 @@ def items(transcript: Transcript, checkout: Checkout) -> list[dict[str, Any]]:
     """The ``/hook/batch`` items replaying ``transcript``, ending with its session-end;
     what the checkout's capture policy drops is not among them."""
     scope, remote = checkout.scope, checkout.remote
-    end = Entry("session-end", "end", transcript.ended_at, {"reason": END_REASON})
+    # Named after the last entry: a transcript that grew since (a resumed session) ends again.
+    last_entry = transcript.entries[-1].ident if transcript.entries else ""
+    end = Entry("session-end", f"end@{last_entry}", transcript.ended_at, {"reason": END_REASON})
     params = {
         "agent": transcript.agent,
         "cwd": transcript.cwd or "",
@@ -182,14 +186,15 @@ def items(transcript: Transcript, checkout: Checkout) -> list[dict[str, Any]]:
         params["remote"] = remote
     made: list[dict[str, Any]] = []
     last = transcript.started_at
+    now = now_iso()
     for entry in [*transcript.entries, end]:
         last = entry.at or last
         body = apply(checkout.policy, entry.kind, dict(entry.payload), transcript.cwd or "/")
         if body is None:
             continue
         own = {**params, "event": entry.kind, "ingest_key": ingest_key(transcript, entry)}
-        if last:
-            own["occurred_at"] = last
+        if last and last >= OCCURRED_MIN:  # a clock that ran ahead is taken as now
+            own["occurred_at"] = min(last, now)
         made.append({"params": own, "body": body})
     return made
 
