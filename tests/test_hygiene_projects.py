@@ -20,6 +20,7 @@ from tests.conftest import SESSION_EVENTS, ServerProcess, run_cli, seeded
 from tests.hooks_support import app_client
 
 PAGES = "/api/v1/projects/{ws}/{p}/pages/{path}"
+QUERIES = ("zebrafish", "quokka cart", "sqlite", "tax tables")
 HOOK = {"workspace": "default", "project": "shop", "agent": "claude-code", "session_id": "s-1"}
 
 
@@ -174,11 +175,16 @@ def test_rename_moves_everything_and_sticks_for_future_hooks(data_dir: Path) -> 
             ).fetchall()
         assert len(audit) == 1 and audit[0]["project"] == "store"
         assert json.loads(audit[0]["detail"])["from"] == "default/shop"
+        found = {q: search(client, q, "default", "store") for q in QUERIES}
+        listed = client.get("/api/v1/projects").json()["projects"]
     files = git_files(data_dir)
     assert "default/store/concepts/cart.md" in files
     assert not any(f.startswith("default/shop/") for f in files)
     assert not (data_dir / "wiki" / "default" / "shop").exists()
     assert_reindex_changes_nothing(data_dir)
+    with app_client(data_dir) as client:  # the rebuilt index answers the same
+        assert {q: search(client, q, "default", "store") for q in QUERIES} == found
+        assert client.get("/api/v1/projects").json()["projects"] == listed
 
 
 def test_rename_refuses_an_existing_target_and_bad_names(data_dir: Path) -> None:
@@ -209,7 +215,10 @@ def test_move_to_workspace_keeps_links_reaching_their_pages(data_dir: Path) -> N
     with app_client(data_dir) as client:
         populate(client)
         before = counts(data_dir, "default", "shop")
+        dry = hygiene(client, "move-project", project="shop", to_workspace="clients", dry_run=True)
+        assert counts(data_dir, "default", "shop") == before
         real = hygiene(client, "move-project", project="shop", to_workspace="clients")
+        assert {**dry, "dry_run": False} == real
         assert real["target"] == {"from": "default/shop", "to": "clients/shop"}
         assert counts(data_dir, "clients", "shop")["sessions"] == before["sessions"]
         # shop's link to billing now names billing's workspace; billing's names shop's.
@@ -279,10 +288,26 @@ def test_merge_keep_dst_drops_the_source_page(data_dir: Path) -> None:
     with app_client(data_dir) as client:
         populate(client)
         put(client, "default", "billing", "concepts/cart.md", "Billing's own cart page.")
+        # The same session id captured in both projects: one session once merged.
+        twin = {**HOOK, "project": "billing"}
+        prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "the billing half"}
+        seeded(client.post("/hook", params=twin, json=prompt))
+        seeded(client.post("/hook", params=twin, json={"hook_event_name": "SessionEnd"}))
+        client.post("/api/v1/sessions/flush")
+        observations = sum(
+            counts(data_dir, "default", p)["observations"] for p in ("shop", "billing")
+        )
         real = hygiene(
             client, "merge-project", project="shop", into="billing", on_collision="keep-dst"
         )
-        assert real["details"]["dropped"] == ["concepts/cart.md"]
+        assert real["details"]["dropped"] == ["concepts/cart.md", "sessions/s-1.md"]
+        merged = counts(data_dir, "default", "billing")
+        assert merged["sessions"] == 1 and merged["observations"] == observations
+        with db(data_dir) as conn:
+            audit = conn.execute(
+                "SELECT project FROM audit_log WHERE action = 'merge-project'"
+            ).fetchall()
+        assert [row["project"] for row in audit] == ["billing"]
         assert (
             body_of(client, "default", "billing", "concepts/cart.md") == "Billing's own cart page."
         )
