@@ -36,7 +36,6 @@ class ConsolidationWorker:
     def __init__(self, runtime: Runtime, settings: ConsolidationSettings) -> None:
         self.runtime = runtime
         self.settings = settings
-        self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.runs = 0
         self.failures = 0
@@ -56,9 +55,6 @@ class ConsolidationWorker:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    def wake(self) -> None:
-        self._wake.set()
-
     # -- the worker ---------------------------------------------------------------
 
     async def _loop(self) -> None:
@@ -71,9 +67,7 @@ class ConsolidationWorker:
                 log.exception("consolidation worker step failed")
                 ran = False
             if not ran:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout=self.settings.poll_s)
-                self._wake.clear()
+                await asyncio.sleep(self.settings.poll_s)
 
     async def _next(self) -> bool:
         """Run one due job; False when none was due."""
@@ -95,16 +89,8 @@ class ConsolidationWorker:
     # -- status -------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        return {"auto": self.settings.auto, **self.runtime.readers.read(job_status)}
-
-
-def _job(row: sqlite3.Row) -> dict[str, Any]:
-    return {"id": row["id"], "state": row["state"], "attempts": row["attempts"]}
-
-
-def _brief(job: dict[str, Any]) -> dict[str, Any]:
-    keys = ("id", "project", "session_id", "attempts", "last_error", "updated_at")
-    return {key: job[key] for key in keys}
+        counters = {"auto": self.settings.auto, "runs": self.runs, "failures": self.failures}
+        return {**counters, **self.runtime.readers.read(job_status)}
 
 
 async def consolidate_now(
@@ -191,3 +177,12 @@ async def start_worker(runtime: Runtime, sections: dict[str, Any]) -> Consolidat
     await worker.start()
     sections["consolidation"] = worker.status
     return worker
+
+
+def _job(row: sqlite3.Row) -> dict[str, Any]:
+    return {"id": row["id"], "state": row["state"], "attempts": row["attempts"]}
+
+
+def _brief(job: dict[str, Any]) -> dict[str, Any]:
+    keys = ("id", "project", "session_id", "attempts", "last_error", "updated_at")
+    return {key: job[key] for key in keys}
