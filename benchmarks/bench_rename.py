@@ -87,7 +87,13 @@ def main() -> None:
             f"pages relinked: {len(real.details['relinked'])}"
         )
         print(f"writer's longest hold during the rename: {hold * 1000:.0f} ms")
+        started = time.perf_counter()
         report = reindex(config)
+        reindex_s = time.perf_counter() - started
+        print(
+            f"reindex of the same wiki: {reindex_s:.2f} s (rename / reindex: "
+            f"{real_s / reindex_s:.2f})"
+        )
         print(
             f"reindex after: {report.added} added, {report.updated} updated, "
             f"{report.deleted} removed, {report.unchanged} unchanged"
