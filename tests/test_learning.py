@@ -180,3 +180,27 @@ def test_bad_input_is_a_clear_4xx(data_dir: Path, fake_llm: FakeLlm) -> None:
         missing = improve(client, "shop", session_id="nope")
         assert missing.status_code == 404 and "no completed session" in missing.json()["message"]
         assert fake_llm.requests == []  # nothing was sent for a session that does not exist
+
+
+def test_a_hand_edit_or_a_pin_since_the_proposal_refuses_it(
+    data_dir: Path, fake_llm: FakeLlm
+) -> None:
+    with app_client(data_dir, **llm_settings(fake_llm)) as client:
+        client.put(page_url("shop", RULE), json={"body": "# Rounding\n\nRound at the end."})
+        client.put(page_url("shop", "_rules/house.md"), json={"body": "# House\n\nBe kind."})
+        finish_session(client, "shop", "s-1", "rounding again")
+        fake_llm.push(review((RULE, RULE_BODY), ("_rules/house.md", "# House\n\nBe brief.")))
+        edit, house = improve(client, "shop").json()["proposals"]
+        file = Config.load(data_dir, {}).wiki_dir / "default" / "shop" / RULE
+        file.write_text(file.read_text().replace("Round at the end.", "Edited in vim."))
+        client.put(
+            page_url("shop", "_rules/house.md"),
+            json={"body": "# House\n\nBe kind.", "pinned": True},
+        )
+
+        refused = client.post(f"/api/v1/pending-writes/{edit['id']}/approve")
+        assert refused.status_code == 409 and "changed since" in refused.json()["message"]
+        pinned = client.post(f"/api/v1/pending-writes/{house['id']}/approve")
+        assert pinned.status_code == 409 and "is pinned" in pinned.json()["message"]
+        assert "Edited in vim." in client.get(page_url("shop", RULE)).json()["body"]
+        assert "Be kind." in client.get(page_url("shop", "_rules/house.md")).json()["body"]
