@@ -18,6 +18,22 @@ from tests.llm_support import llm_env
 from tests.mcp_support import connect, data
 
 
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeLlm]:
+    """One fake service for a test module."""
+    with FakeLlm() as service:
+        yield service
+
+
+@pytest.fixture(autouse=True)
+def clean(fake: FakeLlm) -> Iterator[None]:
+    """Each test starts with no scripted replies and no recorded requests."""
+    fake.replies.clear()
+    fake.requests.clear()
+    yield
+    fake.replies.clear()
+
+
 @contextmanager
 def llm_server(
     tmp_path_factory: pytest.TempPathFactory, fake: FakeLlm | None, **settings: str

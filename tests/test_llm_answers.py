@@ -13,16 +13,12 @@ import pytest
 from ai_memory.core.fence import FENCE
 from tests.conftest import ServerProcess, clean_env
 from tests.fake_llm import FakeLlm, answer, error, slow
-from tests.llm_server import call, llm_server, seed, without_timings
+from tests.llm_server import call, clean, fake, llm_server, seed, without_timings
+
+__all__ = ["clean", "fake"]
 
 PROJECT = "answers"
 QUESTION = "why do readers not block on the writer"
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeLlm]:
-    with FakeLlm() as service:
-        yield service
 
 
 @pytest.fixture(scope="module")
@@ -39,14 +35,6 @@ def srv(tmp_path_factory: pytest.TempPathFactory, fake: FakeLlm) -> Iterator[Ser
 @pytest.fixture(scope="module")
 def ids(srv: ServerProcess) -> dict[str, int]:
     return seed(srv, PROJECT)
-
-
-@pytest.fixture(autouse=True)
-def clean(fake: FakeLlm) -> Iterator[None]:
-    fake.replies.clear()
-    fake.requests.clear()
-    yield
-    fake.replies.clear()
 
 
 def ask(srv: ServerProcess, **args: Any) -> dict[str, Any]:

@@ -10,17 +10,13 @@ import pytest
 from ai_memory.core.fence import FENCE
 from tests.conftest import ServerProcess
 from tests.fake_llm import FakeLlm, answer, error, slow
-from tests.llm_server import call, llm_server, seed
+from tests.llm_server import call, clean, fake, llm_server, seed
+
+__all__ = ["clean", "fake"]
 
 PROJECT = "rerank"
 QUERY = "readers writer sqlite"
 RERANK = {"AI_MEMORY_ANSWERS__RERANK": "true", "AI_MEMORY_ANSWERS__RERANK_TIMEOUT_S": "1"}
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeLlm]:
-    with FakeLlm() as service:
-        yield service
 
 
 @pytest.fixture(scope="module")
@@ -31,14 +27,6 @@ def srv(tmp_path_factory: pytest.TempPathFactory, fake: FakeLlm) -> Iterator[Ser
             body = f"Note {n} about readers and the writer queue."
             call(proc, "memory_write_page", project="many", path=f"notes/n{n:02}.md", body=body)
         yield proc
-
-
-@pytest.fixture(autouse=True)
-def clean(fake: FakeLlm) -> Iterator[None]:
-    fake.replies.clear()
-    fake.requests.clear()
-    yield
-    fake.replies.clear()
 
 
 def query(srv: ServerProcess, **args: Any) -> dict[str, Any]:
