@@ -127,9 +127,20 @@ def main() -> None:
     logging.getLogger("ai_memory.llm").setLevel(logging.ERROR)  # the fallbacks are on purpose
     with FakeLlm() as fake, tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        env = {
+            "AI_MEMORY_LLM__PROVIDER": "openai",
+            "AI_MEMORY_LLM__MODEL": "a",
+            "AI_MEMORY_LLM_FALLBACKS": json.dumps([{"provider": "anthropic", "model": "b"}]),
+            "OPENAI_API_KEY": "k",
+            "ANTHROPIC_API_KEY": "k",
+        }
+        config = Config.load(root, env=env)
         started = time.perf_counter()
-        asyncio.run(chat_for(fake, root).aclose())
-        print(f"build_chat (2 candidates)          {(time.perf_counter() - started) * 1000:.1f} ms")
+        chat = build_chat(config, env)
+        built_ms = (time.perf_counter() - started) * 1000
+        assert chat is not None
+        asyncio.run(chat.aclose())
+        print(f"build_chat (2 HTTPS candidates)     {built_ms:.1f} ms")
         asyncio.run(bench(fake, root, args.calls))
 
 

@@ -8,8 +8,10 @@ missing key or a bad task section is a :class:`ConfigError` now, not at the firs
 from __future__ import annotations
 
 import os
+import ssl
 from collections.abc import Mapping
 
+import httpx
 from pydantic import ValidationError
 
 from ai_memory.config import Config
@@ -42,8 +44,9 @@ def build_chat(config: Config, env: Mapping[str, str] | None = None) -> LlmChat 
     env = os.environ if env is None else env
     made: dict[CandidateKey, Candidate] = {}
     chains: dict[str, Chain] = {}
+    tls = httpx.create_ssl_context()  # loading the CA bundle is the slow part: once
     for task, members in chain_members(config).items():
-        candidates = [_candidate(settings, member, env, made) for member in members]
+        candidates = [_candidate(settings, member, env, made, tls) for member in members]
         for candidate in candidates:
             if task not in candidate.tasks:
                 candidate.tasks.append(task)
@@ -89,6 +92,7 @@ def _candidate(
     member: LlmCandidate,
     env: Mapping[str, str],
     made: dict[CandidateKey, Candidate],
+    tls: ssl.SSLContext,
 ) -> Candidate:
     """One candidate per distinct provider/model/URL/key, shared by the chains naming it,
     so a dead service opens one breaker for every task."""
@@ -102,7 +106,7 @@ def _candidate(
     )
     if key not in made:
         provider = PROVIDERS[member.provider](
-            member, resolve_key(member, env), settings.user_agent, settings.extra_headers
+            member, resolve_key(member, env), settings.user_agent, settings.extra_headers, tls
         )
         made[key] = Candidate(provider, Breaker(settings.breaker_failures, settings.breaker_open_s))
     return made[key]

@@ -6,6 +6,7 @@ every provider fails the same way on a bad answer.
 
 from __future__ import annotations
 
+import ssl
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -21,7 +22,12 @@ class Provider(ABC):
     default_base_url = ""
 
     def __init__(
-        self, candidate: LlmCandidate, key: str, user_agent: str, extra_headers: dict[str, str]
+        self,
+        candidate: LlmCandidate,
+        key: str,
+        user_agent: str,
+        extra_headers: dict[str, str],
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.candidate = candidate
         self.name = candidate.provider
@@ -30,7 +36,10 @@ class Provider(ABC):
         headers = {**extra_headers, **candidate.extra_headers, "User-Agent": user_agent}
         headers.update(self.auth_headers(key))
         self.client = httpx.AsyncClient(
-            headers=headers, timeout=httpx.Timeout(candidate.timeout_s), follow_redirects=False
+            headers=headers,
+            timeout=httpx.Timeout(candidate.timeout_s),
+            follow_redirects=False,
+            verify=tls or httpx.create_ssl_context(),
         )
 
     @property
