@@ -110,6 +110,14 @@ def test_a_transcript_that_grew_is_imported_again_and_ends_again(
     assert "now print it twice" in text and "- Ended: 2026-12-01T15:01:00.000000Z" in text
 
 
+def test_older_imports_leave_the_newest_handoff_first(data_dir: Path, home: Path) -> None:
+    newest = "SELECT from_session FROM handoffs WHERE status = 'open' ORDER BY created_at DESC"
+    backfill(data_dir, home, "--agent", "opencode")  # the newest sessions of the home
+    (first,) = rows(data_dir, newest)[0]
+    backfill(data_dir, home, "--agent", "claude-code")  # older ones, imported later
+    assert rows(data_dir, newest)[0] == (first,) and str(first).startswith("ses_")
+
+
 def test_filters(data_dir: Path, home: Path, tmp_path: Path) -> None:
     def found(**given: object) -> int:
         agents = agent_names(given.pop("agents", ()))  # type: ignore[arg-type]

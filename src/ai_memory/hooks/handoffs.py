@@ -36,7 +36,7 @@ INSERT INTO handoffs (workspace, project, origin, status, from_session, from_age
 VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)
 """
 OPEN_AUTOMATIC = """
-SELECT id, from_session, cwd FROM handoffs
+SELECT id, from_session, cwd, created_at FROM handoffs
 WHERE workspace = ? AND project = ? AND origin = 'automatic' AND status = 'open'
 """
 EXPIRE = "UPDATE handoffs SET status = 'expired' WHERE id = ? AND status = 'open'"
@@ -121,7 +121,7 @@ def insert_handoff(
 ) -> dict[str, Any]:
     pages.ensure_project(conn, scope, now)
     if origin == "automatic":
-        expire_superseded(conn, scope, from_session, cwd)
+        expire_superseded(conn, scope, from_session, cwd, now)
     cursor = conn.execute(
         INSERT_HANDOFF,
         (
@@ -141,15 +141,21 @@ def insert_handoff(
 
 
 def expire_superseded(
-    conn: sqlite3.Connection, scope: Scope, from_session: str | None, cwd: str | None
+    conn: sqlite3.Connection,
+    scope: Scope,
+    from_session: str | None,
+    cwd: str | None,
+    now: str | None = None,
 ) -> None:
     """Older automatic handoffs of the same session, or ones a claim would match the same
-    directory with (:func:`same_place`, as claiming uses), give way to a new one."""
+    directory with (:func:`same_place`, as claiming uses), give way to a new one dated
+    ``now``; a newer one stays (an imported past session hands off nothing over it)."""
     rows = conn.execute(OPEN_AUTOMATIC, (scope.workspace, scope.project)).fetchall()
     stale = [
         (row["id"],)
         for row in rows
-        if (from_session and row["from_session"] == from_session) or same_place(row["cwd"], cwd)
+        if (now is None or row["created_at"] <= now)
+        and ((from_session and row["from_session"] == from_session) or same_place(row["cwd"], cwd))
     ]
     conn.executemany(EXPIRE, stale)
 
