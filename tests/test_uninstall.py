@@ -69,11 +69,17 @@ def test_uninstall_restores_backups_and_keeps_foreign_entries(
     before = populate_home(home)
     install_everything(home, data_dir)
     assert len(ours_left(home)) == 9  # gemini's one file holds its hooks and its MCP entry
-    # The user edits one file after the install: only our entry may go from it.
+    # The user edits two files after the install, in their own formatting: only our
+    # entries may go from them, every other byte stays.
     claude_json = home / ".claude.json"
     edited = json.loads(claude_json.read_text())
     edited["projects"] = {"/work": {"allowedTools": []}}
-    claude_json.write_text(json.dumps(edited, indent=2) + "\n")
+    claude_json.write_text(json.dumps(edited, indent=4) + "\n")
+    codex_hooks = home / ".codex" / "hooks.json"
+    hooks = json.loads(codex_hooks.read_text())
+    foreign = {"matcher": "", "hooks": [{"type": "command", "command": "notify.sh"}]}
+    hooks["hooks"]["Stop"].append(foreign)
+    codex_hooks.write_text(json.dumps(hooks))
     env = clean_env(HOME=str(home))
 
     refused = run_cli("uninstall", data_dir=data_dir, env=env)
@@ -91,7 +97,7 @@ def test_uninstall_restores_backups_and_keeps_foreign_entries(
         ".claude.json": "edit",
         ".claude/settings.json": "restore",
         ".codex/config.toml": "restore",
-        ".codex/hooks.json": "remove",
+        ".codex/hooks.json": "edit",
         ".config/opencode/opencode.json": "remove",
         ".config/opencode/plugins/ai-memory.js": "remove",
         ".cursor/hooks.json": "remove",
@@ -109,9 +115,9 @@ def test_uninstall_restores_backups_and_keeps_foreign_entries(
         home / ".gemini" / "settings.json",
     ):
         assert path.read_bytes() == before[path]  # byte for byte
-    # Only our entry went: every other byte of the file as the user left it.
     expected = {**json.loads(FOREIGN_MCP), "projects": {"/work": {"allowedTools": []}}}
-    assert claude_json.read_text() == json.dumps(expected, indent=2) + "\n"
+    assert claude_json.read_text() == json.dumps(expected, indent=4) + "\n"
+    assert codex_hooks.read_text() == json.dumps({"hooks": {"Stop": [foreign]}})
     assert not (home / ".cursor" / "hooks.json").exists()
     assert not (home / ".config" / "opencode" / "plugins" / "ai-memory.js").exists()
     assert data_dir.exists()  # the data stays unless asked
@@ -142,3 +148,23 @@ def test_purge_data_is_refused_while_a_server_runs(tmp_path: Path, data_dir: Pat
     assert purged.returncode == 0, purged.stderr
     assert not data_dir.exists()
     assert not (home / ".cursor" / "mcp.json").exists()
+
+
+def test_json_entries_are_cut_with_their_commas_and_nothing_else() -> None:
+    from ai_memory.cli.json_edit import remove_to
+
+    def ours(value: object) -> bool:
+        return "ai-memory" in json.dumps(value)
+
+    text = '{\n\t"a" : 1,\n\t"ai-memory": {"x": [1, 2]},\n\t"b": [ "keep",  "ai-memory" ]\n}\n'
+    assert remove_to(text, {"a": 1, "b": ["keep", "ai-memory"]}, ours) == (
+        '{\n\t"a" : 1,\n\t"b": [ "keep",  "ai-memory" ]\n}\n'
+    )
+    assert remove_to(text, {"a": 1, "ai-memory": {"x": [1, 2]}, "b": ["keep"]}, ours) == (
+        '{\n\t"a" : 1,\n\t"ai-memory": {"x": [1, 2]},\n\t"b": [ "keep" ]\n}\n'
+    )
+    first = '{"ai-memory": 1, "z": 2}'
+    assert remove_to(first, {"z": 2}, ours) == '{"z": 2}'
+    assert remove_to(first, {}, ours) == "{}"
+    assert remove_to(first, {"z": 3}, ours) is None  # not a deletion: the caller rewrites
+    assert remove_to("{not json", {}, ours) is None

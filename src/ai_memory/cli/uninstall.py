@@ -8,9 +8,10 @@ it may hold (hooks, the MCP server):
   first write) holds exactly what the file holds without our entries, so the
   file was not changed since but by us: the backup goes back byte for byte.
 * **remove**: we created the file (no backup) and it holds nothing but ours.
-* **edit**: otherwise only our entries go. A Codex TOML file loses our table
-  and nothing else; a JSON file is written back in the form install writes it
-  (two-space indents), so a file in that form keeps every other byte.
+* **edit**: otherwise only our entries go, and every other byte stays: a Codex
+  TOML file loses our table, a JSON file our members and array elements, each
+  with its comma (cli/json_edit.py). A JSON file whose text that cannot express
+  is written back whole, in the form install writes it.
 
 The OpenCode plugin file is ours whole and is removed. The service unit is
 removed when it is the file ai-memory wrote. ``purge_data`` deletes the data
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ai_memory.cli import hook_install
+from ai_memory.cli.json_edit import remove_to
 from ai_memory.hygiene.report import HygieneReport
 from ai_memory.maintenance.lock import ServerLock
 from ai_memory.mcp import install as mcp_install
@@ -162,7 +164,18 @@ def _json_change(path: Path, strips: list[tuple[str, Callable[[Any], Any]]]) -> 
             clean.append((backup, before))
     # Cursor's hooks file gets a "version" from install: with nothing else left, it was ours.
     empty = {"version": 1} if "version" in stripped and len(stripped) == 1 else {}
-    return _decide(path, tuple(parts), clean, stripped, empty, hook_install.render(stripped))
+    text = path.read_text(encoding="utf-8")
+    edited = remove_to(text, stripped, _holds_own) or hook_install.render(stripped)
+    return _decide(path, tuple(parts), clean, stripped, empty, edited)
+
+
+def _holds_own(value: Any) -> bool:
+    """Whether an array element is, or holds, one of our hook handlers."""
+    if isinstance(value, dict):
+        return hook_install.is_own(value) or any(_holds_own(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_own(v) for v in value)
+    return False
 
 
 def _strip_all(data: Any, strips: list[tuple[str, Callable[[Any], Any]]]) -> Any:
