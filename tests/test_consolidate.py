@@ -45,10 +45,11 @@ def test_a_session_becomes_linked_pages_once(data_dir: Path) -> None:
                 dry_run_writes_nothing(client, fake)
                 run_writes_linked_pages(client, fake, seeded)
                 rerun_changes_nothing(client)
+                a_later_session_reaffirms(client, fake)
             mcp_dry_run_takes_the_latest_session(server, fake)
         finally:
             server.stop()
-        assert len(fake.requests) == 3  # dry run, run, MCP dry run; the repeat asked nothing
+        assert len(fake.requests) == 4  # dry run, run, c-2, MCP dry run; no repeat asked
         prompt_leads_with_stable_parts(fake.requests[1].body["messages"])
     evidence_names_every_version(data_dir, seeded)
     git_holds_every_page(data_dir)
@@ -125,6 +126,19 @@ def rerun_changes_nothing(client: httpx.Client) -> None:
     assert jobs["counts"]["done"] == 1 and len(jobs["jobs"]) == 1
 
 
+def a_later_session_reaffirms(client: httpx.Client, fake: FakeLlm) -> None:
+    capture(client, "c-2")
+    (decision,) = [p for p in durable_answer(SID)["pages"] if p["slug"] == "use-wal"]
+    fake.push(answer({"title": "Checked the WAL setting", "summary": "Same.", "pages": [decision]}))
+    done = client.post("/api/v1/consolidate", json={**PROJECT, "session_id": "c-2"}).json()
+    assert [(p["path"], p["action"]) for p in done["pages"]] == [
+        ("decisions/use-wal.md", "reaffirm")
+    ]
+    assert client.get(f"{PAGES}/decisions/use-wal.md").json()["version"] == 2
+    later = client.get(f"{PAGES}/sessions/c-2.md").json()
+    assert "decisions/use-wal.md" in {link["path"] for link in later["links"]}
+
+
 def mcp_dry_run_takes_the_latest_session(server: ServerProcess, fake: FakeLlm) -> None:
     fake.push(answer({"title": "Only the session", "summary": "Short.", "pages": []}))
 
@@ -134,7 +148,7 @@ def mcp_dry_run_takes_the_latest_session(server: ServerProcess, fake: FakeLlm) -
             return data(await client.call_tool("memory_consolidate", args))
 
     result = asyncio.run(call())
-    assert result["session_id"] == SID and result["dry_run"] is True
+    assert result["session_id"] == "c-2" and result["dry_run"] is True
     assert result["multi_page"] is False and result["pages"] == []
     assert "empty `pages` list" in fake.requests[-1].body["messages"][0]["content"]
 
@@ -151,13 +165,17 @@ def prompt_leads_with_stable_parts(messages: list[dict[str, Any]]) -> None:
 
 def evidence_names_every_version(data_dir: Path, seeded: dict[str, Any]) -> None:
     rows = db_rows(data_dir, "SELECT path, page_id, session_id, relation FROM page_evidence")
-    assert {r["path"] for r in rows} == {*DURABLE, f"sessions/{SID}.md"}
-    assert len(rows) == len(DURABLE) + 1
-    assert {(r["session_id"], r["relation"]) for r in rows} == {(SID, "produced")}
+    first = [r for r in rows if r["session_id"] == SID]
+    assert sorted(r["path"] for r in first) == sorted([*DURABLE, f"sessions/{SID}.md"])
+    assert {r["relation"] for r in first} == {"produced"}
     latest = {
         r["path"]: r["id"] for r in db_rows(data_dir, "SELECT path, id FROM pages WHERE is_latest")
     }
     assert all(latest[r["path"]] == r["page_id"] for r in rows)
+    decision = [
+        (r["session_id"], r["relation"]) for r in rows if r["path"] == "decisions/use-wal.md"
+    ]
+    assert decision == [(SID, "produced"), ("c-2", "reaffirmed")]
     pinned = db_rows(data_dir, "SELECT id FROM pages WHERE path = 'concepts/house-rules.md'")
     assert [r["id"] for r in pinned] == [seeded["pinned"]]
 

@@ -43,3 +43,18 @@ def test_a_pinned_page_is_left_out_and_single_page_writes_the_session_alone() ->
     assert [w.ref.path for w in single.writes] == ["sessions/s1.md"]
     capped = plan_writes(state(CAPTURED, {}), answer, multi_page=True, max_pages=2)
     assert len(capped.writes) == 3
+
+
+def test_a_page_said_again_is_reaffirmed_not_rewritten() -> None:
+    answer = ConsolidationAnswer.model_validate(durable_answer("s1"))
+    first = plan_writes(state(CAPTURED, {}), answer, multi_page=True, max_pages=8)
+    durable = {
+        w.ref.path: Existing(i, str(w.meta["title"]), w.body, pinned=False)
+        for i, w in enumerate(first.writes)
+        if not w.ref.path.startswith("sessions/")
+    }
+    later = SessionState(Scope("default", "shop"), "s2", 3, 50, CAPTURED, "Again", durable)
+    again = plan_writes(later, answer, multi_page=True, max_pages=8)
+    assert [w.ref.path for w in again.writes] == ["sessions/s2.md"]
+    assert {p.page_id for p in again.reaffirmed} == {e.page_id for e in durable.values()}
+    assert "[[decisions/use-wal.md]]" in again.session_write.body

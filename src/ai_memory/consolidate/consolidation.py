@@ -20,12 +20,13 @@ from ai_memory.consolidate.consolidation_reads import (
     related_paths,
 )
 from ai_memory.consolidate.consolidation_schema import ConsolidationAnswer
+from ai_memory.core.errors import PreconditionFailed
 from ai_memory.core.identity import Scope
 from ai_memory.core.page import WriteResult
 from ai_memory.retrieval.models import MAX_QUERY_CHARS, SearchRequest
 from ai_memory.retrieval.scope import resolve_scope
 from ai_memory.runtime import Runtime
-from ai_memory.store import evidence, llm_jobs
+from ai_memory.store import evidence, llm_jobs, pages
 from ai_memory.wiki.batch import awrite_batch
 
 if TYPE_CHECKING:
@@ -74,6 +75,18 @@ async def consolidate(
                 result.path,
                 state.session_id,
                 relation,
+                at,
+            )
+        for page in plan.reaffirmed:
+            _check_unchanged(conn, state.scope, page.path, page.page_id)
+            evidence.record(
+                conn,
+                int(page.page_id or 0),
+                state.scope.workspace,
+                state.scope.project,
+                page.path,
+                state.session_id,
+                "reaffirmed",
                 at,
             )
         done = {**report, "written": [_written(r) for r in results]}
@@ -127,6 +140,16 @@ async def _related(
     )
     found = related_paths(response.hits, limit)
     return [p for p in found if p in state.durable]
+
+
+def _check_unchanged(
+    conn: sqlite3.Connection, scope: Scope, path: str, page_id: int | None
+) -> None:
+    """A reaffirmation stands by the version it read; a newer one makes the run retry."""
+    row = pages.latest(conn, scope.page(path))
+    current = int(row["id"]) if row is not None else None
+    if current != page_id:
+        raise PreconditionFailed(f"page {path} changed during consolidation", current)
 
 
 def _report(request: Request, state: SessionState, plan: Plan) -> dict[str, Any]:

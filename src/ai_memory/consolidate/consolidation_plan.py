@@ -1,7 +1,7 @@
 """From the provider's answer to page writes: paths, bodies, links, and what is left alone.
 
 Pure: no I/O. A pinned page (or a slot) is never rewritten; a page the answer
-says again word for word is reaffirmed, not versioned; every durable page links
+says again word for word (its sources aside) is reaffirmed, not versioned; every durable page links
 back to the sessions it came from, and the session page links to every page.
 """
 
@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ai_memory.consolidate.consolidation_reads import SessionState
+from ai_memory.consolidate.consolidation_reads import Existing, SessionState
 from ai_memory.consolidate.consolidation_schema import (
     KIND_OF_FOLDER,
     ConsolidationAnswer,
@@ -29,9 +29,10 @@ MAX_SOURCES = 20
 @dataclass(frozen=True, slots=True)
 class Planned:
     path: str
-    action: str  # create | update | skip-pinned
+    action: str  # create | update | reaffirm | skip-pinned
     title: str
     write: PageWrite | None = None
+    page_id: int | None = None  # the version a reaffirmation stands by
 
 
 @dataclass
@@ -44,6 +45,10 @@ class Plan:
     def writes(self) -> list[PageWrite]:
         return [p.write for p in self.pages if p.write is not None] + [self.session_write]
 
+    @property
+    def reaffirmed(self) -> list[Planned]:
+        return [p for p in self.pages if p.action == "reaffirm"]
+
     def describe(self) -> list[dict[str, Any]]:
         return [{"path": p.path, "action": p.action, "title": p.title} for p in self.pages]
 
@@ -55,7 +60,7 @@ def plan_writes(
     known = set(state.durable) | {d.path for d in drafts}
     session_path = f"sessions/{state.session_id}.md"
     planned = [_plan_page(state, d, known, session_path) for d in drafts]
-    written = [p for p in planned if p.write is not None]
+    written = [p for p in planned if p.action != "skip-pinned"]
     session_write = PageWrite(
         state.scope.page(session_path),
         _session_body(state, answer, written),
@@ -83,6 +88,8 @@ def _plan_page(state: SessionState, draft: PageDraft, known: set[str], session: 
     sources = _sources(existing.body if existing else "", session)
     links = [link for link in draft.links if link in known and link != draft.path]
     body = _page_body(draft, links, sources)
+    if existing is not None and _says_again(draft, body, existing):
+        return Planned(draft.path, "reaffirm", existing.title, page_id=existing.page_id)
     meta: dict[str, Any] = {"title": draft.title, "kind": KIND_OF_FOLDER[draft.folder]}
     if draft.tags:
         meta["tags"] = draft.tags
@@ -101,6 +108,17 @@ def _sources(old_body: str, session: str) -> list[str]:
     found = [link for link in _SESSION_LINK.findall(old_body) if link != session]
     kept = [*dict.fromkeys(found)][-(MAX_SOURCES - 1) :]
     return [*kept, session]
+
+
+def _says_again(draft: PageDraft, body: str, existing: Existing) -> bool:
+    same_text = _without_sources(body) == _without_sources(existing.body)
+    return same_text and draft.title == existing.title
+
+
+def _without_sources(body: str) -> str:
+    """A page's knowledge: its text without the list of sessions it came from."""
+    head, found, _ = body.rpartition("\n## Sources\n")
+    return head if found else body
 
 
 def _page_body(draft: PageDraft, links: list[str], sources: list[str]) -> str:
