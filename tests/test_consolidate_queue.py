@@ -32,11 +32,14 @@ def test_a_session_at_one_observation_count_is_one_job(runtime: Runtime) -> None
 
 
 def test_a_lease_held_keeps_a_job_and_a_lapsed_one_frees_it(runtime: Runtime) -> None:
-    job = enqueue(runtime, "s2", 3)
     now = utc_now()
+    assert not runtime.readers.read(lambda conn: llm_jobs.any_due(conn, now))
+    job = enqueue(runtime, "s2", 3)
+    assert runtime.readers.read(lambda conn: llm_jobs.any_due(conn, now))
     taken = runtime.writer.call(lambda conn: llm_jobs.claim(conn, now, 60))
     assert taken is not None and taken["id"] == job["id"] and taken["attempts"] == 1
     assert runtime.writer.call(lambda conn: llm_jobs.claim(conn, now, 60)) is None
+    assert not runtime.readers.read(lambda conn: llm_jobs.any_due(conn, now))
     held = runtime.writer.call(lambda conn: llm_jobs.claim_one(conn, job["id"], now, 60))
     assert held is None  # a live worker holds it
     later = now + timedelta(seconds=61)

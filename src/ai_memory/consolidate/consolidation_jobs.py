@@ -71,6 +71,8 @@ class ConsolidationWorker:
 
     async def _next(self) -> bool:
         """Run one due job; False when none was due."""
+        if not await self.runtime.readers.aread(lambda conn: llm_jobs.any_due(conn, utc_now())):
+            return False
         lease = self.settings.lease_s
         row = await self.runtime.writer.run(
             lambda conn: llm_jobs.claim(conn, utc_now(), lease), timeout=10

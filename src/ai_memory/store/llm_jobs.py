@@ -42,6 +42,12 @@ WHERE id = (
     ORDER BY next_attempt_at, id LIMIT 1)
 RETURNING *
 """
+ANY_DUE = """
+SELECT 1 FROM llm_jobs
+WHERE kind = ? AND ((state = 'queued' AND next_attempt_at <= ?)
+    OR (state = 'running' AND lease_until < ?))
+LIMIT 1
+"""
 CLAIM_ONE = """
 UPDATE llm_jobs SET state = 'running', lease_until = ?, attempts = attempts + 1, updated_at = ?
 WHERE id = ? AND (state IN ('queued', 'failed') OR (state = 'running' AND lease_until < ?))
@@ -123,6 +129,13 @@ def claim(
     lease = iso(now + timedelta(seconds=lease_s))
     row: sqlite3.Row | None = conn.execute(CLAIM, (lease, at, kind, at, at)).fetchone()
     return row
+
+
+def any_due(conn: sqlite3.Connection, now: datetime, kind: str = CONSOLIDATION) -> bool:
+    """Whether :func:`claim` would find a job: a reader asks, so an idle queue costs the
+    writer nothing."""
+    at = iso(now)
+    return conn.execute(ANY_DUE, (kind, at, at)).fetchone() is not None
 
 
 def claim_one(
