@@ -125,3 +125,24 @@ def test_bad_web_input_is_a_clear_4xx(queued: tuple[TestClient, int]) -> None:
         "/web/pending-writes/1/reject", content=b"csrf=" + b"a" * 9000, follow_redirects=False
     )
     assert big.status_code == 403
+
+
+def test_the_queue_pages_on_by_id(data_dir: Path, fake_llm: FakeLlm) -> None:
+    settings = llm_settings(fake_llm, learning__max_proposals="20")
+    with app_client(data_dir, **settings) as client:
+        finish_session(client, "shop", "s-1", "many lessons")
+        fake_llm.push(review(*[(f"_rules/r-{n}.md", f"# R{n}") for n in range(20)]))
+        fake_llm.push(review(*[(f"_rules/s-{n}.md", f"# S{n}") for n in range(5)]))
+        improve(client, "shop").raise_for_status()
+        improve(client, "shop").raise_for_status()
+        token = client.headers.pop("Authorization").removeprefix("Bearer ")
+        client.get("/web/login", params={"token": token})
+        first = client.get("/web/pending-writes").text
+        shown = [int(n) for n in re.findall(r'id="pw-(\d+)"', first)]
+        assert shown == list(range(25, 5, -1))  # the newest 20
+        older = re.search(r'id="older" href="([^"]+)"', first)
+        assert older is not None
+        rest = client.get(older[1].replace("&amp;", "&")).text
+        assert [int(n) for n in re.findall(r'id="pw-(\d+)"', rest)] == [5, 4, 3, 2, 1]
+        assert 'id="older"' not in rest
+        assert client.get("/web/pending-writes", params={"before": "x"}).status_code == 400

@@ -30,6 +30,7 @@ SELECT {COLUMNS} FROM pending_writes
 WHERE (:state IS NULL OR state = :state)
   AND (:workspace IS NULL OR workspace = :workspace)
   AND (:project IS NULL OR project = :project)
+  AND (:before IS NULL OR id < :before)
 ORDER BY id DESC LIMIT :limit
 """
 DECIDE = """
@@ -129,13 +130,20 @@ def get(conn: sqlite3.Connection, pending_id: int) -> dict[str, Any] | None:
 
 
 def listed(
-    conn: sqlite3.Connection, *, state: str | None, scope: Scope | None, limit: int
+    conn: sqlite3.Connection,
+    *,
+    state: str | None,
+    scope: Scope | None,
+    limit: int,
+    before: int | None = None,
 ) -> list[dict[str, Any]]:
+    """Newest first, bodies included; ``before``: only ids below it (the next page)."""
     params = {
         "state": state,
         "workspace": scope.workspace if scope else None,
         "project": scope.project if scope else None,
         "limit": limit,
+        "before": before,
     }
     return [_to_dict(row) for row in conn.execute(LIST, params)]
 

@@ -19,6 +19,7 @@ from fastapi.responses import RedirectResponse, Response
 from ai_memory.consolidate import pending
 from ai_memory.core.errors import Conflict
 from ai_memory.runtime import Runtime
+from ai_memory.store import pending_writes as store
 from ai_memory.web import webauth
 from ai_memory.web.page_views import line_class
 from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
@@ -26,7 +27,7 @@ from ai_memory.web.views import Views
 
 QUEUE = "/web/pending-writes"
 MAX_FORM_BYTES = 8192
-SHOWN = 100
+SHOWN = 20  # a page of the queue; ?before= pages on
 BY = "web"
 
 
@@ -35,21 +36,28 @@ def build_pending_router(views: Views, token: str) -> APIRouter:
     csrf = webauth.csrf_for(token)
 
     async def queue(
-        runtime: Runtime, state: str, *, notice: str = "", error: str = "", status: int = 200
+        runtime: Runtime,
+        state: str,
+        *,
+        before: int | None = None,
+        notice: str = "",
+        error: str = "",
+        status: int = 200,
     ) -> Response:
+        wanted = pending.check_state(state)
         rows = await runtime.readers.aread(
-            lambda conn: [
-                pending.get_write(conn, row["id"])
-                for row in pending.list_writes(conn, state, None, SHOWN)
-            ]
+            lambda conn: store.listed(
+                conn, state=wanted, scope=None, limit=SHOWN + 1, before=before
+            )
         )
-        writes = [{**row, "lines": diff_lines(row)} for row in rows]
+        writes = [{**row, "lines": diff_lines(row)} for row in rows[:SHOWN]]
         response = views.html(
             "pending.html",
             status,
             writes=writes,
             state=state or "all",
             states=("pending", "applied", "rejected", "refused", "all"),
+            older=writes[-1]["id"] if len(rows) > SHOWN else None,
             csrf=csrf,
             notice=notice,
             error=error,
@@ -60,13 +68,16 @@ def build_pending_router(views: Views, token: str) -> APIRouter:
 
     @router.api_route("/pending-writes", methods=READ)
     @html_errors(views)
-    async def pending_page(runtime: RuntimeDep, state: str = "pending", done: str = "") -> Response:
+    async def pending_page(
+        runtime: RuntimeDep, state: str = "pending", done: str = "", before: str = ""
+    ) -> Response:
+        older = parse_positive(before, "before", most=10**12) if before else None
         notice = ""
         if done:
             number = parse_positive(done, "done", most=10**12)
             row = await runtime.readers.aread(lambda conn: pending.get_write(conn, number))
             notice = f"#{number} {row['path']}: {row['state']}."
-        return await queue(runtime, state, notice=notice)
+        return await queue(runtime, state, before=older, notice=notice)
 
     @router.post("/pending-writes/{pending_id}/{action}")
     @html_errors(views)
