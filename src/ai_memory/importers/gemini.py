@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ai_memory.importers.lines import iso_time, json_lines, text_of
+from ai_memory.importers.lines import iso_time, json_lines, listed, text_of
 from ai_memory.importers.model import Transcript, Unreadable
 from ai_memory.importers.turns import TurnLog
 
@@ -64,8 +64,7 @@ def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
         chat = json.loads(path.read_bytes())
         if not isinstance(chat, dict):
             raise ValueError("the chat file is not a JSON object")
-        listed = chat.get("messages")
-        return chat, [m for m in listed or [] if isinstance(m, dict)], 0
+        return chat, [m for m in listed(chat.get("messages")) if isinstance(m, dict)], 0
     skipped = [0]
     header: dict[str, Any] = {}
     messages: dict[str, dict[str, Any]] = {}
@@ -92,7 +91,7 @@ def _message(log: TurnLog, number: int, message: Mapping[str, Any]) -> None:
         if not text.lstrip().startswith(_INJECTED):
             log.prompt(ident, at, text)
     elif kind == "gemini":
-        for call in message.get("toolCalls") or []:
+        for call in listed(message.get("toolCalls")):
             if isinstance(call, dict):
                 _tool(log, ident, at, call)
         log.answer(ident, at, text_of(message.get("content")))
@@ -100,7 +99,7 @@ def _message(log: TurnLog, number: int, message: Mapping[str, Any]) -> None:
 
 def _tool(log: TurnLog, ident: str, at: str | None, call: Mapping[str, Any]) -> None:
     output: object = call.get("resultDisplay")
-    for result in call.get("result") or []:
+    for result in listed(call.get("result")):
         response = result.get("functionResponse") if isinstance(result, dict) else None
         if isinstance(response, dict) and isinstance(response.get("response"), dict):
             output = response["response"]
@@ -117,8 +116,8 @@ def _projects(base: Path) -> dict[str, str]:
     except (OSError, ValueError):
         return {}
     found: dict[str, str] = {}
-    listed = data.get("projects") if isinstance(data, dict) else None
-    for directory, name in (listed or {}).items():
+    table = data.get("projects") if isinstance(data, dict) else None
+    for directory, name in (table if isinstance(table, dict) else {}).items():
         if isinstance(directory, str) and isinstance(name, str):
             found[name] = directory
             found[hashlib.sha256(directory.encode()).hexdigest()] = directory

@@ -58,6 +58,20 @@ def iso_time(value: object) -> str | None:
     return None
 
 
+def listed(value: object) -> list[Any]:
+    """``value`` if it is a list, else nothing: a field of the wrong type is ignored."""
+    return value if isinstance(value, list) else []
+
+
+def inner(value: object, *keys: str) -> object:
+    """``value[k1][k2]…`` through dicts only; None as soon as a step is not a dict."""
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
 def text_of(content: object) -> str:
     """The text of a message's content: a string, or the text parts of a list of blocks."""
     if isinstance(content, str):

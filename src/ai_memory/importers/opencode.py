@@ -16,7 +16,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from ai_memory.importers.lines import iso_time
+from ai_memory.importers.lines import inner, iso_time
 from ai_memory.importers.model import Transcript, Unreadable
 from ai_memory.importers.turns import TurnLog
 
@@ -67,7 +67,7 @@ def _from_files(storage: Path) -> Iterator[Transcript | Unreadable]:
             parts: Rows = []
             for message_id, _ in messages:
                 parts += _folder(storage / "part" / message_id)
-            created = (info.get("time") or {}).get("created")
+            created = inner(info, "time", "created")
             yield build(session_id, info.get("directory"), created, messages, parts, str(path))
         except OSError as exc:
             yield Unreadable(AGENT, str(path), exc.strerror or str(exc))
@@ -99,7 +99,7 @@ def build(
     log = TurnLog(transcript)
     log.start(iso_time(created))
     for message_id, data in messages:
-        at = iso_time((data.get("time") or {}).get("created"))
+        at = iso_time(inner(data, "time", "created"))
         for number, part in enumerate(by_message.get(message_id, [])):
             _part(log, f"{message_id}:{number}", at, data.get("role"), part)
     return log.finish()
@@ -115,7 +115,7 @@ def _part(log: TurnLog, ident: str, at: str | None, role: object, part: Mapping[
         state = part["state"]
         if state.get("status") not in ("completed", "error"):
             return
-        when = iso_time((state.get("time") or {}).get("end")) or at
+        when = iso_time(inner(state, "time", "end")) or at
         output = state.get("output") if state.get("status") == "completed" else state.get("error")
         failed = state.get("status") == "error" or _exit(state) not in (None, 0)
         name = str(part.get("tool") or "tool")
