@@ -45,7 +45,8 @@ def gemini_line(rng: random.Random) -> dict[str, Any]:
     call = {"name": odd(rng), "args": odd(rng), "status": odd(rng), "timestamp": odd(rng),
             "result": [odd(rng), {"functionResponse": odd(rng)}]}  # fmt: skip
     line = {key: odd(rng) for key in ("id", "content", "timestamp")}
-    line.update(type=rng.choice(["user", "gemini", odd(rng)]), toolCalls=rng.choice([odd(rng), [odd(rng), call]]))
+    line["type"] = rng.choice(["user", "gemini", odd(rng)])
+    line["toolCalls"] = rng.choice([odd(rng), [odd(rng), call]])
     return line
 
 
