@@ -46,12 +46,15 @@ CHANGES = {
     "memory_lint": False,
     "memory_restore_page": False,
 }
+# Tools that change memory only through the LLM provider, so with none configured (as
+# here) a call is refused and changes nothing: listed and annotated, not repeated below.
+LLM_CHANGES = {"memory_consolidate": False, "memory_auto_improve": False}
 # A repeat with the same arguments has no further effect (checked by calling twice below):
 # the same body twice leaves one version; deleting or cancelling twice finds nothing more
 # to do. An append, a feedback vote, a handoff or a claim adds something every time.
 IDEMPOTENT_CHANGES = {
     *("memory_write_page", "memory_delete_page", "memory_handoff_cancel"),
-    *("memory_lint", "memory_restore_page"),
+    *("memory_lint", "memory_restore_page", "memory_consolidate"),
 }
 
 
@@ -89,7 +92,7 @@ def test_tools_are_listed_with_titles_schemas_and_truthful_annotations(
     srv: ServerProcess,
 ) -> None:
     instructions, tools = asyncio.run(_listed(srv))
-    assert set(READS) | set(CHANGES) == set(tools) == set(TOOL_INDEX)
+    assert set(READS) | set(CHANGES) | set(LLM_CHANGES) == set(tools) == set(TOOL_INDEX)
     for name, tool in tools.items():
         assert tool.title and tool.description and len(tool.description) > 40, name
         assert tool.input_schema["type"] == "object"
@@ -99,7 +102,7 @@ def test_tools_are_listed_with_titles_schemas_and_truthful_annotations(
         notes = tools[name].annotations
         assert notes.read_only_hint is True, name
         assert notes.destructive_hint is False and notes.idempotent_hint is True, name
-    for name, destructive in CHANGES.items():
+    for name, destructive in {**CHANGES, **LLM_CHANGES}.items():
         notes = tools[name].annotations
         assert notes.read_only_hint is False, name
         assert notes.destructive_hint is destructive, name

@@ -47,6 +47,8 @@ TOOL_INDEX: dict[str, str] = {
     "memory_forget_sweep": "forget expired and cold pages (dry_run first; restorable)",
     "memory_lint": "find dangling links, orphans, stale pages; writes _lint/report.md",
     "memory_restore_page": "bring a page back from a git checkpoint",
+    "memory_consolidate": "a finished session into linked durable pages (needs an LLM provider)",
+    "memory_auto_improve": "propose edits to _rules/ and procedures/ for approval (needs an LLM)",
     "memory_handoff_begin": "leave a handoff (summary, open questions, next steps)",
     "memory_handoff_list": "see open handoffs without claiming them",
     "memory_handoff_accept": "claim a handoff (given id or the best one)",
