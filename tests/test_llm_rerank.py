@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,6 +12,7 @@ from ai_memory.core.fence import FENCE
 from tests.conftest import ServerProcess
 from tests.fake_llm import FakeLlm, answer, error, slow
 from tests.llm_server import call, clean, fake, llm_server, seed
+from tests.mcp_support import connect
 
 __all__ = ["clean", "fake"]
 
@@ -125,3 +127,25 @@ def test_rerank_without_a_provider_says_so(tmp_path_factory: pytest.TempPathFact
         assert found["explain"]["rerank"]["reason"] == "no_provider"
         plain = call(bare, "memory_query", project=PROJECT, query=QUERY)
         assert ids(plain) == ids(found) and len(ids(plain)) == 3
+
+
+def test_calls_past_the_cap_keep_the_local_order_without_waiting(
+    srv: ServerProcess, fake: FakeLlm
+) -> None:
+    """[answers] max_concurrency = 2: a third query while two reranks are in flight is busy."""
+    local = local_order(srv, fake)
+    fake.requests.clear()
+    fake.push(*[slow(0.8, {"order": local[::-1]})] * 2)
+
+    async def three() -> list[Any]:
+        args = {"project": PROJECT, "query": QUERY, "explain": True}
+
+        async def one() -> Any:
+            async with connect(srv) as client:
+                return (await client.call_tool("memory_query", args)).structured_content
+
+        return await asyncio.gather(one(), one(), one())
+
+    reasons = [found["explain"]["rerank"]["reason"] for found in asyncio.run(three())]
+    assert "busy" in reasons
+    assert len(fake.requests) == 3 - reasons.count("busy") <= 2
