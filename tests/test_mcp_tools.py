@@ -31,7 +31,7 @@ READS = {
     "memory_read_session_observations",
 }
 # Tools that send memory to the configured LLM provider.
-OPEN_WORLD = {"memory_consolidate", "memory_explore"}
+OPEN_WORLD = {"memory_consolidate", "memory_auto_improve", "memory_explore"}
 # Tools that change memory, and whether they remove or withdraw what others rely on.
 # A write or patch keeps the replaced version in history, so it is not destructive.
 CHANGES = {

@@ -5,13 +5,17 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from ai_memory.consolidate.learning_schedule import improve_now
-from ai_memory.mcp.annotations import change
 from ai_memory.mcp.args import Project, Workspace
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
+
+# It writes only proposals (a person approves them), and it sends a session to the provider.
+ANNOTATIONS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
+)
 
 
 def register(server: MCPServer[Any], deps: ToolDeps) -> None:
@@ -24,7 +28,7 @@ def register(server: MCPServer[Any], deps: ToolDeps) -> None:
         "pending-writes queue for a person to approve (applied at once when [learning] "
         "require_approval = false). dry_run=true returns the proposals without storing them. "
         "Needs an LLM provider ([llm]); without one the answer is llm_unavailable.",
-        annotations=change(destructive=False, idempotent=False),
+        annotations=ANNOTATIONS,
         structured_output=False,
     )
 
