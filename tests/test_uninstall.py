@@ -132,6 +132,9 @@ def test_purge_data_is_refused_while_a_server_runs(tmp_path: Path, data_dir: Pat
     env = clean_env(HOME=str(home))
     done = run_cli("install-mcp", "--client", "cursor", "--apply", data_dir=data_dir, env=env)
     assert done.returncode == 0, done.stderr
+    unit = home / ".config" / "systemd" / "user" / "ai-memory.service"
+    service = run_cli("service", "install", data_dir=data_dir, env=env)  # no systemd here
+    assert service.returncode == 0 and unit.exists(), service.stderr
     proc = ServerProcess(data_dir).start()
     try:
         refused = run_cli("uninstall", "--purge-data", "--yes", data_dir=data_dir, env=env)
@@ -143,11 +146,13 @@ def test_purge_data_is_refused_while_a_server_runs(tmp_path: Path, data_dir: Pat
         proc.stop()
     dry = run_cli("uninstall", "--purge-data", "--dry-run", data_dir=data_dir, env=env)
     assert dry.returncode == 0 and f"would delete {data_dir}".encode() in dry.stdout
+    assert f"would remove {unit}".encode() in dry.stdout and unit.exists()
     assert data_dir.exists()
     purged = run_cli("uninstall", "--purge-data", "--yes", data_dir=data_dir, env=env)
     assert purged.returncode == 0, purged.stderr
     assert not data_dir.exists()
     assert not (home / ".cursor" / "mcp.json").exists()
+    assert not unit.exists()
 
 
 def test_json_entries_are_cut_with_their_commas_and_nothing_else() -> None:
