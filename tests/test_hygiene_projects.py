@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
+import pytest
 from starlette.testclient import TestClient
 
 from ai_memory.config import Config
@@ -320,6 +321,7 @@ def test_merge_keep_dst_drops_the_source_page(data_dir: Path) -> None:
     assert_reindex_changes_nothing(data_dir)
 
 
+@pytest.mark.slow  # the real CLI (and a real server) several times
 def test_cli_runs_through_a_server_and_in_process(data_dir: Path) -> None:
     with app_client(data_dir) as client:
         populate(client)
@@ -346,6 +348,7 @@ def test_cli_runs_through_a_server_and_in_process(data_dir: Path) -> None:
     assert_reindex_changes_nothing(data_dir)
 
 
+@pytest.mark.slow  # the real CLI (and a real server) several times
 def test_a_renamed_checkout_keeps_landing_in_the_new_name(data_dir: Path, tmp_path: Path) -> None:
     """The real hook command and an MCP client from a checkout whose remote still names
     the old project, against a real server, before and after the rename."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ServerProcess, clean_env, run_cli
 
 FOREIGN_SETTINGS = json.dumps(
@@ -62,6 +64,7 @@ def ours_left(home: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # the real CLI (and a real server) several times
 def test_uninstall_restores_backups_and_keeps_foreign_entries(
     tmp_path: Path, data_dir: Path
 ) -> None:
@@ -126,6 +129,7 @@ def test_uninstall_restores_backups_and_keeps_foreign_entries(
     assert again.returncode == 0 and b"nothing of ai-memory's found" in again.stdout
 
 
+@pytest.mark.slow  # the real CLI (and a real server) several times
 def test_purge_data_is_refused_while_a_server_runs(tmp_path: Path, data_dir: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
