@@ -8,8 +8,13 @@ WAL, the wiki and its ``git log -p`` for a marker only the dropped content held.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from ai_memory.config import Config
+from ai_memory.maintenance.init import initialise
 from tests.capture_policy_support import (
     env_for,
     event,
@@ -24,18 +29,38 @@ from tests.capture_policy_support import (
 from tests.conftest import ServerProcess, clean_env, run_cli
 from tests.hooks_support import hook_env, make_checkout
 
+INGEST = {
+    "AI_MEMORY_INGEST__DROP_EVENTS": '["Notification"]',
+    "AI_MEMORY_INGEST__DROP_TOOL_NAMES": '["mcp__vault__*", "WebFetch"]',
+    "AI_MEMORY_INGEST__DROP_TOOL_USE_ID_PREFIXES": '["toolu_private_"]',
+}
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One server for the tests that need one up, with the [ingest] lists of :data:`INGEST`
+    (no other test sends what they name); each test has a project of its own."""
+    root = tmp_path_factory.mktemp("policy") / "data"
+    initialise(Config.load(root, {}))
+    proc = ServerProcess(root, env=clean_env(**INGEST)).start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
 
 def test_excluded_paths_and_the_assistant_message_leave_no_trace(
-    server: ServerProcess, tmp_path: Path
+    shared: ServerProcess, tmp_path: Path
 ) -> None:
-    checkout = policy_checkout(tmp_path / "shop", 'exclude = ["secrets/**", "*.pem"]')
+    server, project = shared, "p-exclude"
+    checkout = policy_checkout(tmp_path / "shop", 'exclude = ["secrets/**", "*.pem"]', project)
     env = env_for(server, tmp_path / "xdg")
     s = "pol-1"
     run_all(
         [
             event(s, checkout, "SessionStart", source="startup"),
             event(s, checkout, "UserPromptSubmit", prompt="Wire the payment client"),
-            read_tool(s, checkout, "secrets/a.env", "API_PASSWORD=dropped-env-7f3a"),
+            read_tool(s, checkout, "secrets/a.env", "greeting = dropped-env-7f3a"),
             read_tool(s, checkout, str(checkout / "certs/key.pem"), "dropped-pem-51c2"),
             event(
                 s,
@@ -44,24 +69,41 @@ def test_excluded_paths_and_the_assistant_message_leave_no_trace(
                 tool_name="Bash",
                 tool_input={"command": "cat secrets/a.env  # dropped-shell-9e0d"},
             ),
+            event(
+                s,
+                checkout,
+                "PostToolUse",
+                tool_name="apply_patch",
+                tool_input={
+                    "command": "*** Begin Patch\n*** Add File: secrets/new.env\n"
+                    "+colour dropped-patch-2b5c\n*** End Patch"
+                },
+            ),
             read_tool(s, checkout, "src/pay.py", "def pay(): kept-read-4b81"),
             event(s, checkout, "Stop", last_assistant_message="Wired it. dropped-answer-c3d7"),
-            event(s, checkout, "SessionEnd", reason="exit"),
         ],
         env,
         checkout,
     )
-    page = session_page(server, s)
+    cursor_read = {
+        "conversation_id": s,
+        "workspace_roots": [str(checkout)],
+        "file_path": str(checkout / "secrets" / "dropped-cursor-8d1e.env"),
+        "content": "API_KEY=x",
+    }
+    run_all([{**cursor_read, "hook_event_name": "beforeReadFile"}], env, checkout, "cursor")
+    run_all([event(s, checkout, "SessionEnd", reason="exit")], env, checkout)
+    page = session_page(server, s, project)
     assert "Wire the payment client" in page and "src/pay.py" in page
-    assert [o[2] for o in observations(server.data_dir) if "kept-read-4b81" in o[2]]
-    for marker in ("dropped-env-7f3a", "dropped-pem-51c2", "dropped-shell-9e0d"):
-        assert traces(marker, server.data_dir) == [], marker
+    assert [o[2] for o in observations(server.data_dir, project) if "kept-read-4b81" in o[2]]
+    for marker in ("env-7f3a", "pem-51c2", "shell-9e0d", "patch-2b5c", "cursor-8d1e"):
+        assert traces(f"dropped-{marker}", server.data_dir) == [], marker
     assert traces("dropped-answer-c3d7", server.data_dir) == []
     assert traces("kept-read-4b81", server.data_dir)  # the grep does find what is kept
     # The next agent still gets a handoff, from the prompt and the tool work (read through
     # the API: the hook's own fetch has a deadline a loaded machine can miss).
     with server.client() as client:
-        handoffs = client.get("/api/v1/handoffs", params={"project": "policy"}).json()
+        handoffs = client.get("/api/v1/handoffs", params={"project": project}).json()
     (handoff,) = handoffs["handoffs"]
     assert "Wire the payment client" in json.dumps(handoff) and "dropped-" not in json.dumps(
         handoff
@@ -69,9 +111,10 @@ def test_excluded_paths_and_the_assistant_message_leave_no_trace(
 
 
 def test_capture_assistant_on_keeps_the_final_message(
-    server: ServerProcess, tmp_path: Path
+    shared: ServerProcess, tmp_path: Path
 ) -> None:
-    checkout = policy_checkout(tmp_path / "shop", "capture_assistant = true")
+    server, project = shared, "p-assistant"
+    checkout = policy_checkout(tmp_path / "shop", "capture_assistant = true", project)
     env = env_for(server, tmp_path / "xdg")
     s = "pol-a"
     run_all(
@@ -83,13 +126,15 @@ def test_capture_assistant_on_keeps_the_final_message(
         env,
         checkout,
     )
-    assert "kept-answer-0a9c" in session_page(server, s)
+    assert "kept-answer-0a9c" in session_page(server, s, project)
 
 
 def test_metadata_mode_keeps_the_events_without_their_text(
-    server: ServerProcess, tmp_path: Path
+    shared: ServerProcess, tmp_path: Path
 ) -> None:
-    checkout = policy_checkout(tmp_path / "shop", 'mode = "metadata"\ncapture_assistant = true')
+    server, project = shared, "p-metadata"
+    policy = 'mode = "metadata"\ncapture_assistant = true'
+    checkout = policy_checkout(tmp_path / "shop", policy, project)
     env = env_for(server, tmp_path / "xdg")
     s = "pol-m"
     run_all(
@@ -111,8 +156,8 @@ def test_metadata_mode_keeps_the_events_without_their_text(
         env,
         checkout,
     )
-    page = session_page(server, s)
-    kinds = [(kind, tool) for kind, tool, _ in observations(server.data_dir)]
+    page = session_page(server, s, project)
+    kinds = [(kind, tool) for kind, tool, _ in observations(server.data_dir, project)]
     assert kinds == [
         ("user-prompt", None),
         ("post-tool-use", "Read"),
@@ -126,9 +171,10 @@ def test_metadata_mode_keeps_the_events_without_their_text(
 
 
 def test_off_sends_and_spools_nothing_with_the_server_up_or_down(
-    server: ServerProcess, tmp_path: Path
+    shared: ServerProcess, tmp_path: Path
 ) -> None:
-    checkout = policy_checkout(tmp_path / "client-repo", 'mode = "off"')
+    server, project = shared, "p-off"
+    checkout = policy_checkout(tmp_path / "client-repo", 'mode = "off"', project)
     s = "pol-off"
     payloads = [
         event(s, checkout, "SessionStart", source="startup"),
@@ -136,15 +182,16 @@ def test_off_sends_and_spools_nothing_with_the_server_up_or_down(
         read_tool(s, checkout, "src/a.py", "dropped-off-read-7a8b"),
         event(s, checkout, "SessionEnd", reason="exit"),
     ]
-    down = hook_env(server.data_dir, "http://127.0.0.1:9", XDG_CONFIG_HOME=str(tmp_path / "x"))
+    alone = tmp_path / "down-data"  # server down: a data dir of its own, for its spool
+    down = hook_env(alone, "http://127.0.0.1:9", XDG_CONFIG_HOME=str(tmp_path / "x"))
     for env in (env_for(server, tmp_path / "xdg"), down):
         assert run_all(payloads, env, checkout) == [{}, {}, {}, {}]
     with server.client() as client:
-        sessions = client.get("/api/v1/sessions", params={"project": "policy"}).json()
-    assert sessions["sessions"] == [] and observations(server.data_dir) == []
-    assert not list((server.data_dir / "spool").glob("*.json"))
+        sessions = client.get("/api/v1/sessions", params={"project": project}).json()
+    assert sessions["sessions"] == [] and observations(server.data_dir, project) == []
+    assert not list(alone.rglob("*.json"))
     for marker in ("dropped-off-5e6f", "dropped-off-read-7a8b", "pol-off"):
-        assert traces(marker, server.data_dir) == [], marker
+        assert traces(marker, server.data_dir) == traces(marker, alone) == [], marker
 
 
 def test_a_user_level_policy_applies_and_the_checkout_wins_key_by_key(
@@ -194,20 +241,13 @@ def test_a_malformed_policy_captures_nothing_and_says_why(data_dir: Path, tmp_pa
     assert traces("dropped-bad-8f7e", data_dir) == []
 
 
-INGEST = {
-    "AI_MEMORY_INGEST__DROP_EVENTS": '["Notification"]',
-    "AI_MEMORY_INGEST__DROP_TOOL_NAMES": '["mcp__vault__*", "WebFetch"]',
-    "AI_MEMORY_INGEST__DROP_TOOL_USE_ID_PREFIXES": '["toolu_private_"]',
-}
-
-
 def test_the_ingest_lists_drop_events_before_storage_even_after_the_spool(
-    data_dir: Path, tmp_path: Path
+    shared: ServerProcess, tmp_path: Path
 ) -> None:
-    """Spooled while the server is down, then delivered: the server drops them still."""
-    checkout = policy_checkout(tmp_path / "shop", "capture_assistant = false")
-    server = ServerProcess(data_dir, env=clean_env(**INGEST))
-    down = hook_env(data_dir, server.url, XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    """Spooled while the server is out of reach, then delivered: the server drops them still."""
+    server, data_dir, project = shared, shared.data_dir, "p-ingest"
+    checkout = policy_checkout(tmp_path / "shop", "capture_assistant = false", project)
+    down = hook_env(data_dir, "http://127.0.0.1:9", XDG_CONFIG_HOME=str(tmp_path / "xdg"))
     s = "ing-1"
     run_all(
         [
@@ -218,7 +258,7 @@ def test_the_ingest_lists_drop_events_before_storage_even_after_the_spool(
                 checkout,
                 "PostToolUse",
                 tool_name="mcp__vault__read",
-                tool_input={"key": "dropped-vault-3c4d"},
+                tool_input={"entry": "dropped-vault-3c4d"},
                 tool_response="x",
             ),
             event(
@@ -234,24 +274,19 @@ def test_the_ingest_lists_drop_events_before_storage_even_after_the_spool(
         down,
         checkout,
     )
-    assert len(list((data_dir / "spool").glob("*.json"))) == 4
-    server.start()
-    try:
-        env = hook_env(data_dir, server.url, XDG_CONFIG_HOME=str(tmp_path / "xdg"))
-        run_all(
-            [
-                event(s, checkout, "PostToolUse", tool_name="webfetch", tool_input="dropped-web"),
-                read_tool(s, checkout, "src/ok.py", "kept-ok-7a8b", tool_use_id="toolu_01"),
-                event(s, checkout, "SessionEnd", reason="exit"),
-            ],
-            env,
-            checkout,
-        )
-        page = session_page(server, s)
-    finally:
-        server.stop()
-    assert not list((data_dir / "spool").glob("*.json"))  # every event was delivered
-    stored = observations(data_dir)
+    assert len(_spooled(data_dir, s)) == 4
+    run_all(
+        [
+            event(s, checkout, "PostToolUse", tool_name="webfetch", tool_input="dropped-web"),
+            read_tool(s, checkout, "src/ok.py", "kept-ok-7a8b", tool_use_id="toolu_01"),
+            event(s, checkout, "SessionEnd", reason="exit"),
+        ],
+        env_for(server, tmp_path / "xdg"),
+        checkout,
+    )
+    page = session_page(server, s, project)
+    assert _spooled(data_dir, s) == []  # every event was delivered
+    stored = observations(data_dir, project)
     assert [(kind, tool) for kind, tool, _ in stored] == [
         ("user-prompt", None),
         ("post-tool-use", "Read"),
@@ -268,3 +303,8 @@ def test_a_bad_ingest_list_stops_the_server_at_start_up(data_dir: Path) -> None:
     ran = run_cli("serve", "--bind", "127.0.0.1:9", data_dir=data_dir, env=env)
     assert ran.returncode != 0, ran.stdout
     assert "'SessionEnd' cannot be dropped" in ran.stderr.decode(), ran.stderr
+
+
+def _spooled(data_dir: Path, session: str) -> list[Path]:
+    needle = f'"session_id":"{session}"'
+    return [p for p in (data_dir / "spool").glob("*.json") if needle in p.read_text()]
