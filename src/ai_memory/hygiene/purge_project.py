@@ -1,8 +1,9 @@
 """``purge-project``: everything a project holds, gone from the index and the wiki.
 
-Two writer transactions: first what capture recorded (sessions, observations, handoffs
-and the rest), then the pages with everything derived from them and the project row,
-their files unlinked in the same transaction; then the project's folder goes and the
+Steps of bounded length remove what capture recorded (observations a few hundred at a
+time, then sessions, handoffs and the rest), then the pages (every version, with what is
+derived from them), so other writes get the lock in between; a last one removes the
+project row and rewrites the full-text indexes. Then the project's folder goes and the
 removal is checkpointed in git (history keeps the text, as for any removed page).
 Links from other projects into it become unresolved, like links to any removed page.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -20,9 +22,12 @@ from ai_memory.hygiene.report import HygieneReport
 from ai_memory.hygiene.scrub import scrubbing, truncate_wal
 from ai_memory.runtime import Runtime
 from ai_memory.store import hygiene_sql as sql
-from ai_memory.store import pages
+from ai_memory.store import pages, sweep
+from ai_memory.store.files import fsync_dir
 
-# The capture tables go in the first step; the pages and their companions in the second.
+# How long one step removing pages may hold the write lock (at least one page a step).
+STEP_BUDGET_S = 0.05
+# The capture tables go in the first step; the pages and their companions in the next.
 _CAPTURE = frozenset(
     {"sessions", "observations", "handoffs", "page_evidence", "llm_jobs", "pending_writes"}
 )
@@ -59,20 +64,28 @@ def purge_project(
     if dry_run:
         return report
 
-    def capture(conn: sqlite3.Connection) -> dict[str, int]:
-        removed, _ = _plan(conn, scope, params)
+    def capture(conn: sqlite3.Connection) -> None:
         conn.execute(sql.UNINDEX_PROJECT_OBSERVATIONS, params)
         for table in sorted(_CAPTURE):
             conn.execute(f"DELETE FROM {table} WHERE workspace = :ws AND project = :proj", params)
-        return {t: n for t, n in removed.items() if t in _CAPTURE}
 
-    captured = wiki.writer.call(scrubbing(capture), timeout=wiki.write_timeout)
+    # Everything is counted in the writer, just before the steps that remove it.
+    removed, _ = wiki.writer.call(lambda conn: _plan(conn, scope, params))
+    while wiki.writer.call(
+        scrubbing(lambda conn: _remove_some_observations(conn, params), optimize=False),
+        timeout=wiki.write_timeout,
+    ):
+        pass
+    wiki.writer.call(scrubbing(capture, optimize=False), timeout=wiki.write_timeout)
+    while wiki.writer.call(
+        scrubbing(lambda conn: _remove_some_pages(conn, params), optimize=False),
+        timeout=wiki.write_timeout,
+    ):
+        pass  # a bounded transaction per step, so other writes get the lock in between
 
-    def knowledge(conn: sqlite3.Connection) -> dict[str, int]:
-        counted, _ = _plan(conn, scope, params)
-        removed = {**captured, **{t: n for t, n in counted.items() if t not in _CAPTURE}}
+    def finish(conn: sqlite3.Connection) -> None:
         for row in conn.execute(sql.PROJECT_LATEST_IDS, params).fetchall():
-            pages.drop_derived(conn, int(row["id"]))
+            pages.drop_derived(conn, int(row["id"]))  # written since the steps: none, usually
         sql.delete_project_rows(conn, params)
         pages.audit(
             conn,
@@ -82,12 +95,15 @@ def purge_project(
             ref=None,
             detail={"workspace": scope.workspace, "project": scope.project, "rows": removed},
         )
-        for relpath in files:
-            wiki.writer.files.delete(wiki.root / relpath)
-        return removed
 
-    report.rows = wiki.writer.call(scrubbing(knowledge), timeout=wiki.write_timeout)
+    wiki.writer.call(scrubbing(finish), timeout=wiki.write_timeout)
+    report.rows = removed
+    # After the COMMIT and outside the lock (one unlink and folder sync per file would hold
+    # it for seconds): a crash before this leaves files the next start indexes again, so
+    # the purge is undone rather than half done, and running it again finishes it.
     shutil.rmtree(folder, ignore_errors=True)
+    if folder.parent.is_dir():
+        fsync_dir(folder.parent)
     runtime.checkpointer.notify(*files)
     runtime.checkpointer.flush()
     if not truncate_wal(runtime.config.db_path):
@@ -95,6 +111,31 @@ def purge_project(
             "a reader kept the WAL from being truncated; later writes overwrite what it holds"
         )
     return report
+
+
+def _remove_some_observations(conn: sqlite3.Connection, params: Mapping[str, object]) -> int:
+    ids = [int(r[0]) for r in conn.execute(sql.SOME_PROJECT_OBSERVATIONS, params)]
+    if ids:
+        marks = ",".join("?" * len(ids))
+        conn.execute(sweep.UNINDEX_OBSERVATIONS.format(marks=marks), ids)
+        conn.execute(sweep.DELETE_OBSERVATIONS.format(marks=marks), ids)
+    return len(ids)
+
+
+def _remove_some_pages(conn: sqlite3.Connection, params: Mapping[str, object]) -> int:
+    """Every version of some of the project's pages, until the step's time budget is used."""
+    deadline = time.perf_counter() + STEP_BUDGET_S
+    done = 0
+    for (path,) in conn.execute(sql.SOME_PROJECT_PATHS, params).fetchall():
+        if done and time.perf_counter() > deadline:
+            break
+        page = {**params, "path": path}
+        latest = conn.execute(sql.LATEST_PAGE, page).fetchone()
+        if latest is not None:
+            pages.drop_derived(conn, int(latest["id"]))
+        sql.delete_page_rows(conn, page)
+        done += 1
+    return done
 
 
 def _plan(

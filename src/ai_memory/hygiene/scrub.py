@@ -22,15 +22,19 @@ TRUNCATE_ATTEMPTS = 20
 TRUNCATE_PAUSE_S = 0.05
 
 
-def scrubbing(command: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
-    """``command`` run with secure deletion on, followed by an FTS rewrite; same transaction."""
+def scrubbing(
+    command: Callable[[sqlite3.Connection], T], *, optimize: bool = True
+) -> Callable[[sqlite3.Connection], T]:
+    """``command`` run with secure deletion on, followed (``optimize``) by a rewrite of the
+    full-text indexes, in the same transaction (a removal in steps rewrites them once, last)."""
 
     def run(conn: sqlite3.Connection) -> T:
         previous = int(conn.execute("PRAGMA secure_delete").fetchone()[0])
         conn.execute("PRAGMA secure_delete=ON")
         try:
             result = command(conn)
-            hygiene_sql.optimize_indexes(conn)
+            if optimize:
+                hygiene_sql.optimize_indexes(conn)
         finally:
             conn.execute(f"PRAGMA secure_delete={previous}")
         return result

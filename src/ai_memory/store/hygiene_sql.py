@@ -24,6 +24,12 @@ SELECT id FROM pages WHERE workspace = :ws AND project = :proj AND path = :path 
 PROJECT_PATHS = """
 SELECT DISTINCT path FROM pages WHERE workspace = :ws AND project = :proj ORDER BY path
 """
+SOME_PROJECT_OBSERVATIONS = """
+SELECT id FROM observations WHERE workspace = :ws AND project = :proj ORDER BY id LIMIT 500
+"""
+SOME_PROJECT_PATHS = """
+SELECT DISTINCT path FROM pages WHERE workspace = :ws AND project = :proj LIMIT 500
+"""
 PROJECT_LATEST_IDS = """
 SELECT id FROM pages WHERE workspace = :ws AND project = :proj AND is_latest = 1
 """
