@@ -19,6 +19,7 @@ from tests.learning_support import finish_session, llm_env, page_url, review
 from tests.mcp_support import connect, data, failure
 
 RULE = "_rules/tests.md"
+pytestmark = pytest.mark.slow  # two servers and a dozen CLI runs, each a new interpreter
 
 
 @pytest.fixture(scope="module")
