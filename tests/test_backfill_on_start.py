@@ -31,8 +31,8 @@ def session_start(server: ServerProcess, cwd: Path, session_id: str) -> None:
 
 
 def sessions_when_settled(server: ServerProcess, expected: int) -> list[dict[str, Any]]:
-    """The project's sessions once ``expected`` of them have their page (or 60 s passed)."""
-    deadline = time.monotonic() + 60
+    """The project's sessions once ``expected`` of them have their page (or 120 s passed)."""
+    deadline = time.monotonic() + 120
     with server.client() as client:
         while True:
             client.post("/api/v1/sessions/flush", params={"timeout": 10})
