@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.conftest import ServerProcess, run_cli
 from tests.consolidate_support import (
@@ -20,6 +21,9 @@ from tests.consolidate_support import (
 )
 from tests.fake_llm import FakeLlm, Reply, answer, slow
 from tests.mcp_support import connect, failure
+
+# Four server starts (one after a SIGKILL): long work, started first.
+pytestmark = pytest.mark.slow
 
 SID = "k-1"
 DURABLE = ("concepts/sqlite-wal.md", "decisions/use-wal.md", "gotchas/database-is-locked.md")
