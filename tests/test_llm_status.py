@@ -4,11 +4,10 @@ and a missing key stops the server at start-up."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import ServerProcess, clean_env, run_cli
+from tests.conftest import AI_MEMORY, ServerProcess, clean_env, free_port, run_cli
 from tests.fake_llm import FakeLlm, fake_llm
 from tests.llm_support import llm_env
 
@@ -41,5 +40,7 @@ def test_status_and_doctor_show_each_candidate(fake_llm: FakeLlm, data_dir: Path
 def test_serve_stops_at_start_up_without_the_key(data_dir: Path) -> None:
     env = clean_env(AI_MEMORY_LLM__PROVIDER="anthropic", AI_MEMORY_LLM__MODEL="c")
     env.pop("ANTHROPIC_API_KEY", None)
-    with pytest.raises(RuntimeError, match="ANTHROPIC_API_KEY is not set"):
-        ServerProcess(data_dir, env=env).start()
+    argv = [*AI_MEMORY, "serve", "--data-dir", str(data_dir), "--bind", f"127.0.0.1:{free_port()}"]
+    proc = subprocess.run(argv, env=env, capture_output=True, timeout=120)
+    assert proc.returncode != 0
+    assert b"ANTHROPIC_API_KEY is not set" in proc.stdout + proc.stderr
