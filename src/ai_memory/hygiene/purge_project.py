@@ -19,7 +19,7 @@ from pathlib import Path
 from ai_memory.core.errors import InvalidInput, NotFound
 from ai_memory.core.identity import GLOBAL_PROJECT, Scope
 from ai_memory.hygiene.report import HygieneReport
-from ai_memory.hygiene.scrub import scrubbing, truncate_wal
+from ai_memory.hygiene.scrub import scrubbing, settle
 from ai_memory.runtime import Runtime
 from ai_memory.store import hygiene_sql as sql
 from ai_memory.store import pages, sweep
@@ -104,12 +104,7 @@ def purge_project(
     shutil.rmtree(folder, ignore_errors=True)
     if folder.parent.is_dir():
         fsync_dir(folder.parent)
-    runtime.checkpointer.notify(*files)
-    runtime.checkpointer.flush()
-    if not truncate_wal(runtime.config.db_path):
-        report.warnings.append(
-            "a reader kept the WAL from being truncated; later writes overwrite what it holds"
-        )
+    settle(runtime, report, files)
     return report
 
 

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from ai_memory.hygiene.report import HygieneReport
+from ai_memory.runtime import Runtime
 from ai_memory.store import hygiene_sql
 
 T = TypeVar("T")
@@ -58,3 +60,14 @@ def truncate_wal(db_path: Path, attempts: int = TRUNCATE_ATTEMPTS) -> bool:
         if busy is None or int(busy[0]) == 0:
             return True
     return False
+
+
+def settle(runtime: Runtime, report: HygieneReport, relpaths: list[str]) -> None:
+    """After the last step: the git checkpoint of the changed files now, and the WAL
+    emptied of the frames that held the removed text."""
+    runtime.checkpointer.notify(*relpaths)
+    runtime.checkpointer.flush()
+    if not truncate_wal(runtime.config.db_path):
+        report.warnings.append(
+            "a reader kept the WAL from being truncated; later writes overwrite what it holds"
+        )

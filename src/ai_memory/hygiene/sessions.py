@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ai_memory.core.errors import Conflict, InvalidInput, NotFound
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.hygiene.report import HygieneReport
-from ai_memory.hygiene.scrub import scrubbing, truncate_wal
+from ai_memory.hygiene.scrub import scrubbing, settle
 from ai_memory.runtime import Runtime
 from ai_memory.store import hygiene_sql as sql
 from ai_memory.store import pages
@@ -130,7 +130,7 @@ def purge_session(
 
     removed = wiki.writer.call(scrubbing(command), timeout=wiki.write_timeout)
     report.rows = removed
-    _finish(runtime, report, target.page)
+    settle(runtime, report, [target.page.relpath])
     return report
 
 
@@ -143,16 +143,6 @@ def _fill(
         report.pages.append(target.page.relpath)
     if file_present:
         report.files.append(target.page.relpath)
-
-
-def _finish(runtime: Runtime, report: HygieneReport, *refs: PageRef) -> None:
-    """The git checkpoint of the changed files now, and the WAL emptied of old frames."""
-    runtime.checkpointer.notify(*(ref.relpath for ref in refs))
-    runtime.checkpointer.flush()
-    if not truncate_wal(runtime.config.db_path):
-        report.warnings.append(
-            "a reader kept the WAL from being truncated; later writes overwrite what it holds"
-        )
 
 
 # -- move --------------------------------------------------------------------------
@@ -217,7 +207,7 @@ def move_session(
     moved = wiki.writer.call(command, timeout=wiki.write_timeout)
     for table in report.rows:
         report.rows[table] = moved.get(table, 0)
-    _finish(runtime, report, target.page, destination)
+    settle(runtime, report, [target.page.relpath, destination.relpath])
     return report
 
 
