@@ -171,7 +171,7 @@ def main() -> None:
     print(f"second run: {again_s:.2f} s, stored {again['stored']}, already {again['duplicates']}")
     if served is not None:
         print(f"through a server: {served[0]:.2f} s ({sessions / served[0]:.0f} sessions/s), "
-              f"via {served[1]['via']}, accepted {served[1]['stored']}")  # fmt: skip
+              f"via {served[1]['via']}, accepted {served[1]['accepted']}")  # fmt: skip
     verdict = "ok" if real_s <= LIMIT_S else "OVER"
     print(f"{verdict}: {real_s:.1f} s against the {LIMIT_S:.0f} s budget")
 

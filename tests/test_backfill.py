@@ -166,9 +166,9 @@ def test_through_a_running_server_searchable(data_dir: Path, home: Path) -> None
     with_server = ServerProcess(data_dir).start()
     try:
         done = backfill(data_dir, home, "--server", with_server.url)
-        assert done["via"] == "server" and done["stored"] == EVENTS
+        assert done["via"] == "server" and done["accepted"] == EVENTS
         again = backfill(data_dir, home, "--server", with_server.url)
-        assert again["rejected"] == 0
+        assert again["rejected"] == 0 and again["accepted"] == EVENTS
         with with_server.client() as client:
             found = client.get("/api/v1/search", params={"q": "greeting", "project": "acme-shop"})
             sessions = client.get("/api/v1/sessions", params={"project": "acme-shop"}).json()

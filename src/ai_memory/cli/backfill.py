@@ -148,7 +148,13 @@ def _summary(tally: Tally, dry_run: bool, via: str) -> None:
     )
     for name, row in sorted(tally.projects.items()):
         out.print(f"  {name}: {row['sessions']} session(s), {row['events']} event(s)")
-    if not dry_run:
+    if via == "server":
+        out.print(
+            f"the server took {tally.accepted} event(s) (each stored once), "
+            f"{tally.rejected} rejected",
+            highlight=False,
+        )
+    elif not dry_run:
         out.print(
             f"stored {tally.stored} event(s), {tally.duplicates} already stored, "
             f"{tally.rejected} rejected",

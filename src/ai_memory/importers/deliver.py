@@ -95,7 +95,7 @@ class HttpSink:
                 busy = []
                 for result, item in zip(answer["results"], waiting, strict=True):
                     if result["status"] == 202:
-                        tally.stored += 1
+                        tally.accepted += 1
                     elif result["status"] == 429 and attempt < RETRIES - 1:
                         busy.append(item)
                     else:

@@ -92,7 +92,7 @@ class StartBackfill:
             while waiting:
                 results = await self.hooks.ingest_batch(waiting)
                 busy = [waiting[r.index] for r in results if r.status == 429]
-                tally.stored += sum(1 for r in results if r.status == 202)
+                tally.accepted += sum(1 for r in results if r.status == 202)
                 waiting = busy
                 if busy:
                     await asyncio.sleep(BUSY_WAIT_S)

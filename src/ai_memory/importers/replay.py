@@ -62,6 +62,7 @@ class Tally:
     unreadable: list[Unreadable] = field(default_factory=list)
     projects: dict[str, dict[str, int]] = field(default_factory=dict)
     stored: int = 0
+    accepted: int = 0  # through a server: taken (its answer does not tell new from known)
     duplicates: int = 0
     rejected: int = 0
     dropped: int = 0  # by the server's [ingest] lists
@@ -87,6 +88,7 @@ class Tally:
                            for u in self.unreadable],
             "projects": self.projects,
             "stored": self.stored,
+            "accepted": self.accepted,
             "duplicates": self.duplicates,
             "rejected": self.rejected,
             "dropped": self.dropped,
