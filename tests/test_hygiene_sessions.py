@@ -28,6 +28,8 @@ from tests.hygiene_sessions_support import (
     search,
 )
 
+pytestmark = pytest.mark.slow  # a server per test, a dozen CLI runs each
+
 TABLES = ("sessions", "observations", "handoffs", "pages", "links", "entities", "projects")
 
 
@@ -202,11 +204,17 @@ def test_purge_project_removes_every_row_and_its_folder(
     server: ServerProcess, tmp_path: Path
 ) -> None:
     populate(server, tmp_path)
+    with sqlite3.connect(server.data_dir / "db" / "memory.sqlite", timeout=10) as conn:
+        conn.execute(  # the old name of a project once renamed to acme-shop
+            "INSERT INTO project_aliases VALUES ('default', 'old-shop', 'default', ?, 'now')",
+            (SHOP,),
+        )
     before = state(server.data_dir)
     dry = cli(server, "purge-project", SHOP, "--dry-run")
     assert state(server.data_dir) == before
     assert f"default/{SHOP}/concepts/coupons.md" in dry["pages"]
     assert dry["rows"]["sessions"] == 2 and dry["rows"]["pages"] >= 3
+    assert dry["rows"]["project_aliases"] == 1
     done = cli(server, "purge-project", SHOP, "--yes")
     assert {k: done[k] for k in ("rows", "pages", "files")} == {
         k: dry[k] for k in ("rows", "pages", "files")
@@ -223,6 +231,7 @@ def test_purge_project_removes_every_row_and_its_folder(
             t: conn.execute(f"SELECT count(*) FROM {t} WHERE project = ?", (SHOP,)).fetchone()[0]
             for t in tables
         }
+        assert conn.execute("SELECT count(*) FROM project_aliases").fetchone()[0] == 0
         # The audit log keeps its record of what was done (paths and ids, no text).
         assert {t: n for t, n in left.items() if n and t != "audit_log"} == {}
         assert (
