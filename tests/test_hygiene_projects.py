@@ -372,6 +372,9 @@ def test_a_renamed_checkout_keeps_landing_in_the_new_name(data_dir: Path, tmp_pa
             }
             code, _ = run_hook("claude-code", "UserPromptSubmit", payload, env, checkout)
             assert code == 0
+            # On a loaded machine the hook may have spooled the event: deliver it now.
+            drained = run_cli("hook-drain", "--server", proc.url, data_dir=data_dir)
+            assert drained.returncode == 0, drained.stderr
 
         prompt("before-1", "first prompt before the rename")
         renamed = run_cli(
