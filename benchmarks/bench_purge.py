@@ -103,7 +103,13 @@ def main() -> None:
         print(
             f"purge-project: {project_s:.2f} s, writer's longest hold {project_hold * 1000:.0f} ms"
         )
+        started = time.perf_counter()
         report = reindex(config)
+        reindex_s = time.perf_counter() - started
+        print(
+            f"reindex of what is left ({report.files} files): {reindex_s:.2f} s "
+            f"(purge-project / reindex: {project_s / reindex_s:.2f})"
+        )
         print(
             f"reindex after: {report.added} added, {report.updated} updated, "
             f"{report.deleted} removed, {report.unchanged} unchanged"
