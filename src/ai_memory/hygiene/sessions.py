@@ -168,6 +168,7 @@ def move_session(
         return target, _owned(conn, target), _collisions(conn, target, to)
 
     target, counts, collisions = runtime.readers.read(plan)
+    counts = {t: n for t, n in counts.items() if t not in sql.STAYING_WITH_PAGES}
     if target.scope == to:
         raise InvalidInput(f"session {session_id!r} is already in {to.workspace}/{to.project}")
     report = _report("move-session", target, dry_run)

@@ -100,11 +100,15 @@ OPTIMIZE_FTS = (
     "INSERT INTO observations_fts(observations_fts) VALUES ('optimize')",
 )
 
-# A move rewrites the scope of every row a session owns; the FTS rows key on ids alone.
+# A move rewrites the scope of the rows that are the session's; the FTS rows key on ids
+# alone. Page evidence and pending writes name pages of the project they are in (drawn
+# from the session), and those pages stay where they are, so those rows stay too.
+STAYING_WITH_PAGES = frozenset({"page_evidence", "pending_writes"})
 _SESSION_MOVES = {
     table: f"UPDATE {rows.split(' WHERE ')[0]} SET workspace = :to_ws, project = :to_proj "
     f"WHERE {rows.split(' WHERE ', 1)[1]}"
     for table, rows in _SESSION_ROWS.items()
+    if table not in STAYING_WITH_PAGES
 }
 MOVE_PAGE_VERSIONS = """
 UPDATE pages SET workspace = :to_ws, project = :to_proj
