@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import httpx
+
 from tests.conftest import AI_MEMORY, ServerProcess, clean_env, free_port, run_cli
 from tests.fake_llm import FakeLlm, fake_llm
 from tests.llm_support import llm_env
@@ -33,6 +35,14 @@ def test_status_and_doctor_show_each_candidate(fake_llm: FakeLlm, data_dir: Path
         assert [f["severity"] for f in findings] == ["ok", "ok"]
         assert "not called yet" in findings[0]["message"]
         assert b"gm-status-secret" not in shown.stdout + doctor.stdout
+        headers = {"Authorization": f"Bearer {server.token}"}
+        page = httpx.get(server.url + "/web/health", headers=headers, timeout=10)
+        assert page.status_code == 200
+        table = page.text.split('id="llm-candidates"', 1)[1].split("</table>", 1)[0]
+        assert "openai-compat" in table and "<code>local</code>" in table
+        assert "gemini" in table and "<code>g</code>" in table
+        assert table.count('class="circuit-closed"') == 2
+        assert "gm-status-secret" not in page.text
     finally:
         server.stop()
 
