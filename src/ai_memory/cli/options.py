@@ -70,14 +70,16 @@ def scope_for(workspace: str | None, project: str | None) -> Scope:
 
 
 def quiet_flags(command: Any) -> Any:
-    """On/off flags take no value, so their help shows no ``<bool>`` type; choices and
-    other types stay. Walks every subcommand of ``command`` (a built click group)."""
+    """On/off flags take no value, so their help shows no ``<bool>`` type; a repeatable
+    option shows the type of one value; choices and other types stay. Walks every subcommand of ``command`` (a built click group)."""
     params = list(getattr(command, "params", []))
     if hasattr(command, "get_help_option"):  # built once and cached by the command
         params.append(command.get_help_option(SimpleNamespace(help_option_names=["--help"])))
     for param in params:
         if getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = ""
+        elif getattr(param, "multiple", False) and param.metavar is None:
+            param.metavar = "<str>"  # one value per use: the option repeats, not a list
     for sub in getattr(command, "commands", {}).values():
         quiet_flags(sub)
     return command
