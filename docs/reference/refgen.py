@@ -27,12 +27,15 @@ HELP_WIDTH = "88"
 # Runs in a fresh interpreter with rich help switched off: plain text, the same everywhere.
 _RENDER_HELP = """
 import contextlib, io, json, sys
+import typer
 from ai_memory.cli.app import app
+from ai_memory.cli.options import quiet_flags
+command_line = quiet_flags(typer.main.get_command(app))  # as the installed entry builds it
 pages = []
 for command in json.loads(sys.argv[1]):
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer), contextlib.suppress(SystemExit):
-        app([*command, "--help"], prog_name="ai-memory")
+        command_line([*command, "--help"], prog_name="ai-memory")
     pages.append(buffer.getvalue())
 print(json.dumps(pages))
 """
