@@ -8,7 +8,9 @@ is read once when the embedder is built; a missing one fails start-up.
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +19,7 @@ import httpx
 from ai_memory import __version__
 from ai_memory.config import EmbeddingsSettings
 from ai_memory.core.errors import ConfigError, Unavailable
+from ai_memory.llm.capped import read_capped, too_large
 
 PROVIDER = "openai-compat"
 
@@ -39,6 +42,7 @@ class RemoteEmbedder:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         self.url = settings.base_url.rstrip("/") + "/embeddings"
+        self.timeout_s = settings.timeout_s
         self.client = httpx.Client(headers=headers, timeout=settings.timeout_s)
 
     @classmethod
@@ -69,14 +73,24 @@ class RemoteEmbedder:
         return result
 
     def _request(self, texts: list[str]) -> Any:
+        deadline = time.monotonic() + self.timeout_s
         try:
-            response = self.client.post(self.url, json={"model": self.model, "input": texts})
+            with self.client.stream(
+                "POST", self.url, json={"model": self.model, "input": texts}
+            ) as response:
+                if response.status_code >= 400:
+                    raise Unavailable(f"embeddings service: HTTP {response.status_code}")
+                raw = read_capped(response, deadline)
         except httpx.HTTPError as exc:
             raise Unavailable(f"embeddings service: {type(exc).__name__}") from None
-        if response.status_code >= 400:
-            raise Unavailable(f"embeddings service: HTTP {response.status_code}")
+        except TimeoutError:
+            raise Unavailable(
+                f"embeddings service: no whole answer within {self.timeout_s:g} s"
+            ) from None
+        if raw is None:
+            raise Unavailable(f"embeddings service: {too_large()}")
         try:
-            data = sorted(response.json()["data"], key=lambda d: d["index"])
+            data = sorted(json.loads(raw)["data"], key=lambda d: d["index"])
             matrix = self.np.array([d["embedding"] for d in data], dtype=self.np.float32)
         except (ValueError, KeyError, TypeError):
             raise Unavailable("embeddings service: the answer is not an embeddings list") from None

@@ -6,6 +6,7 @@ every provider fails the same way on a bad answer.
 
 from __future__ import annotations
 
+import json
 import ssl
 from abc import ABC, abstractmethod
 from typing import Any
@@ -14,6 +15,7 @@ import httpx
 
 from ai_memory.config_llm import LlmCandidate
 from ai_memory.core.errors import LlmBadAnswer
+from ai_memory.llm.capped import aread_capped, too_large
 from ai_memory.llm.chat import Prompt
 from ai_memory.llm.failures import Rejected, Transient, is_transient_status, retry_after
 
@@ -55,21 +57,24 @@ class Provider(ABC):
 
     async def post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
-            response = await self.client.post(url, json=body)
+            async with self.client.stream("POST", url, json=body) as response:
+                status = response.status_code
+                if status >= 400:  # the error body is never read: it is not shown anyway
+                    message = f"{self.label}: HTTP {status}"
+                    if is_transient_status(status):
+                        after = retry_after(response.headers.get("retry-after"))
+                        raise Transient(f"http_{status}", message, after)
+                    raise Rejected(f"http_{status}", message)
+                raw = await aread_capped(response)
         except httpx.TimeoutException:
             raise Transient("timeout", f"{self.label}: timed out") from None
         except httpx.TransportError as exc:
             kind = type(exc).__name__
             raise Transient("connection", f"{self.label}: {kind}") from None
-        status = response.status_code
-        if status >= 400:
-            message = f"{self.label}: HTTP {status}"
-            if is_transient_status(status):
-                after = retry_after(response.headers.get("retry-after"))
-                raise Transient(f"http_{status}", message, after)
-            raise Rejected(f"http_{status}", message)
+        if raw is None:
+            raise self.bad(too_large())
         try:
-            payload = response.json()
+            payload = json.loads(raw)
         except ValueError:
             raise LlmBadAnswer(f"{self.label}: the response is not JSON") from None
         if not isinstance(payload, dict):
