@@ -308,3 +308,28 @@ def test_a_bad_ingest_list_stops_the_server_at_start_up(data_dir: Path) -> None:
 def _spooled(data_dir: Path, session: str) -> list[Path]:
     needle = f'"session_id":"{session}"'
     return [p for p in (data_dir / "spool").glob("*.json") if needle in p.read_text()]
+
+
+def test_a_secret_path_hidden_inside_a_shell_command_is_still_excluded(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Server down: the spool holds nothing of a command that names an excluded file, however
+    the path is glued to the words around it or however long the command is."""
+    checkout = policy_checkout(tmp_path / "vaulted", 'exclude = ["secrets/**", "*.env"]')
+    env = hook_env(data_dir, "http://127.0.0.1:9", XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    commands = [
+        "cat secrets/a.env;echo dropped-semicolon-1a2b",
+        "grep --file=secrets/words.txt dropped-option-3c4d src",
+        "python -c \"print(open('secrets/k').read())\" # dropped-quoted-5e6f",
+        "echo " + " ".join(f"w{n}" for n in range(400)) + " && cat secrets/k # dropped-long-7a8b",
+    ]
+    shell = [
+        event("sh-1", checkout, "PreToolUse", tool_name="Bash", tool_input={"command": command})
+        for command in commands
+    ]
+    kept = event("sh-1", checkout, "UserPromptSubmit", prompt="kept-prompt-9c0d")
+    run_all([*shell, kept], env, checkout)
+    (spooled,) = (data_dir / "spool").glob("*.json")
+    assert json.loads(spooled.read_text())["body"]["prompt"] == "kept-prompt-9c0d"
+    for marker in ("semicolon-1a2b", "option-3c4d", "quoted-5e6f", "long-7a8b"):
+        assert traces(f"dropped-{marker}", data_dir) == [], marker

@@ -229,3 +229,18 @@ def _toml(value: object) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     return str(value)
+
+
+def test_a_long_patch_is_judged_by_its_headers_and_a_long_command_is_dropped() -> None:
+    policy = Policy("full", (compile_glob("secrets/**", HOME),), "/repo")
+    body = "".join(f"+line {n} of the new file\n" for n in range(5000))
+    patch = f"*** Begin Patch\n*** Add File: src/big.py\n{body}*** End Patch"
+    kept = {"tool_name": "apply_patch", "tool_input": {"command": patch}}
+    assert apply(policy, "PostToolUse", kept, "/repo") == kept
+    secret = patch.replace("src/big.py", "secrets/big.py")
+    assert apply(policy, "PostToolUse", {"tool_input": {"command": secret}}, "/repo") is None
+    then = {"tool_input": {"command": f"apply_patch <<'E'\n{patch}\nE\ncat secrets/k"}}
+    assert apply(policy, "PostToolUse", then, "/repo") is None
+    long = {"tool_name": "Bash", "tool_input": {"command": "echo " + "x" * 70000}}
+    assert apply(policy, "PostToolUse", long, "/repo") is None  # too long to check whole
+    assert apply(Policy(), "PostToolUse", long, "/repo") == long  # no exclude: kept

@@ -90,6 +90,12 @@ def _segments(pattern: tuple[str, ...], p: int, parts: list[str], i: int) -> boo
 
 def _name(pattern: str, name: str) -> bool:
     """One segment against one name: ``*``, ``?`` and ``[…]``, backtracking on ``*``."""
+    if "?" not in pattern and "[" not in pattern and pattern.count("*") < 2:
+        # ``secrets``, ``*.env``, ``id_*``: string methods, for a long command's many words.
+        head, star, tail = pattern.partition("*")
+        if not star:
+            return pattern == name
+        return len(name) >= len(pattern) - 1 and name.startswith(head) and name.endswith(tail)
     p = n = 0
     star_p, star_n = -1, 0
     while n < len(name):

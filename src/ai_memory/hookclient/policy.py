@@ -173,8 +173,8 @@ def apply(policy: Policy, event: str, payload: dict[str, Any], cwd: str) -> dict
         from ai_memory.hookclient.pathnames import file_paths
 
         paths = file_paths(payload, shell=True)
-        if paths and _excluded(policy, paths, cwd):
-            return None
+        if paths is None or (paths and _excluded(policy, paths, cwd)):
+            return None  # None: too long to check whole, so it may name one
     if not policy.capture_assistant:
         payload = _without_assistant(payload, event)
     if policy.mode == "metadata":
