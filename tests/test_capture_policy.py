@@ -333,3 +333,24 @@ def test_a_secret_path_hidden_inside_a_shell_command_is_still_excluded(
     assert json.loads(spooled.read_text())["body"]["prompt"] == "kept-prompt-9c0d"
     for marker in ("semicolon-1a2b", "option-3c4d", "quoted-5e6f", "long-7a8b"):
         assert traces(f"dropped-{marker}", data_dir) == [], marker
+
+
+def test_a_parent_folders_off_holds_until_a_checkout_turns_it_back_on(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Server down: a repository's own marker that does not speak of capture, or speaks of
+    other keys, keeps the ``mode = "off"`` of the folder above; an explicit mode wins."""
+    clients = tmp_path / "clients"
+    clients.mkdir()
+    (clients / ".ai-memory.toml").write_text('[capture]\nmode = "off"\n')
+    named = policy_checkout(clients / "named", "", "named")
+    other = policy_checkout(clients / "other", "capture_assistant = true", "other")
+    on = policy_checkout(clients / "on", 'mode = "full"', "on")
+    env = hook_env(data_dir, "http://127.0.0.1:9", XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    for checkout in (named, other, on):
+        prompt = f"{checkout.name}-prompt-4d5e"
+        run_all([event(checkout.name, checkout, "UserPromptSubmit", prompt=prompt)], env, checkout)
+    (spooled,) = (data_dir / "spool").glob("*.json")
+    assert json.loads(spooled.read_text())["body"]["prompt"] == "on-prompt-4d5e"
+    for name in ("named", "other"):
+        assert traces(f"{name}-prompt-4d5e", data_dir) == [], name

@@ -1,9 +1,10 @@
 """The capture policy: what of a checkout's events may leave the hook client at all.
 
-Read from the ``[capture]`` table of the nearest ``.ai-memory.toml`` and of the
-user-level ``$XDG_CONFIG_HOME/ai-memory/capture.toml`` (``~/.config/…`` when
-unset); the checkout's marker wins key by key. It is applied before anything
-is spooled, so a dropped event is never written anywhere, server up or down:
+Read from the ``[capture]`` tables of the user-level
+``$XDG_CONFIG_HOME/ai-memory/capture.toml`` (``~/.config/…`` when unset) and of
+every ``.ai-memory.toml`` at or above the checkout; the nearer file wins key by
+key. It is applied before anything is spooled, so a dropped event is never
+written anywhere, server up or down:
 
 * ``mode = "off"``: nothing is sent or spooled, not even session start or end;
 * ``mode = "metadata"``: events keep only :data:`METADATA_KEYS` (event, session,
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import os
 
-from ai_memory.hookclient.resolve import marker_values, read_text
+from ai_memory.hookclient.resolve import MARKER, marker_values, read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # ``typing`` is slow to import: annotations only
@@ -108,15 +109,17 @@ def user_file(env: Mapping[str, str]) -> str:
 
 
 def load_policy(root: str, marker: tuple[str, str | None] | None, env: Mapping[str, str]) -> Policy:
-    """The checkout's policy: its marker's ``[capture]`` over the user-level one, key by key.
+    """The checkout's policy: the markers' ``[capture]`` over the user-level one, key by key.
 
     ``root`` is the checkout's root (the base of the user file's relative globs),
-    ``marker`` the nearest marker's folder and text.
+    ``marker`` the nearest marker's folder and text; the markers above it count too,
+    the nearer one winning, so a repository's own marker keeps a parent folder's
+    ``mode = "off"`` unless it sets a mode itself.
     """
     home = env.get("HOME") or os.path.expanduser("~")
     layers: list[tuple[str, str, dict[str, object]]] = []
     user = user_file(env)
-    for where, base, text in ((user, root, read_text(user)), _marker_layer(marker)):
+    for where, base, text in ((user, root, read_text(user)), *_marker_layers(marker)):
         if text is None:
             if where and os.path.exists(where):  # there, but unreadable: fail closed
                 return Policy("off", problem=f"{where} cannot be read")
@@ -131,11 +134,19 @@ def load_policy(root: str, marker: tuple[str, str | None] | None, env: Mapping[s
         return Policy("off", problem=str(exc))
 
 
-def _marker_layer(marker: tuple[str, str | None] | None) -> tuple[str, str, str | None]:
+def _marker_layers(marker: tuple[str, str | None] | None) -> list[tuple[str, str, str | None]]:
+    """``(file, folder, text)`` of the nearest marker and of every one above it, outermost first."""
     if marker is None:
-        return "", "/", None
+        return []
     folder, text = marker
-    return os.path.join(folder, ".ai-memory.toml"), folder, text
+    layers = [(os.path.join(folder, MARKER), folder, text)]
+    directory, parent = folder, os.path.dirname(folder)
+    while parent != directory:
+        directory, parent = parent, os.path.dirname(parent)
+        path = os.path.join(directory, MARKER)
+        if os.path.isfile(path):
+            layers.append((path, directory, read_text(path)))
+    return layers[::-1]
 
 
 def _merge(layers: list[tuple[str, str, dict[str, object]]], home: str) -> Policy:
