@@ -6,6 +6,7 @@ the server starts and only when ``[llm] provider`` is not ``none``.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -38,10 +39,27 @@ def _http_url(url: str) -> str:
     return url.rstrip("/")
 
 
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_HEADER_VALUE = re.compile(r"^[\x20-\x7e]*$")
+
+
+def header_value_ok(value: str) -> bool:
+    """Whether HTTP can carry ``value`` in a header: printable ASCII, no line break."""
+    return _HEADER_VALUE.match(value) is not None
+
+
 def _refuse_reserved(headers: dict[str, str]) -> dict[str, str]:
     taken = sorted(name for name in headers if name.lower() in RESERVED_HEADERS)
     if taken:
         raise ValueError(f"extra_headers may not set {', '.join(taken)} (ai-memory sets it)")
+    for name, value in headers.items():
+        if not _HEADER_NAME.match(name):
+            raise ValueError(f"extra_headers: {name!r} is not a valid header name")
+        if not header_value_ok(value):  # the value may be a secret: never echoed
+            raise ValueError(
+                f"extra_headers: the value of {name} holds a line break, a control "
+                "or a non-ASCII character, which a header cannot carry"
+            )
     return headers
 
 

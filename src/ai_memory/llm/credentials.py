@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ai_memory.config_llm import LlmCandidate
+from ai_memory.config_llm import LlmCandidate, header_value_ok
 from ai_memory.core.errors import ConfigError
 
 DEFAULT_KEY_ENV = {
@@ -34,4 +34,14 @@ def resolve_key(candidate: LlmCandidate, env: Mapping[str, str]) -> str:
             f"[llm] {candidate.provider} {candidate.model}: environment variable {name} "
             "is not set; it must hold the API key"
         )
+    check_key(value, f"[llm] {candidate.provider} {candidate.model}: environment variable {name}")
     return value
+
+
+def check_key(value: str, where: str) -> None:
+    """ConfigError when HTTP cannot carry the key, naming ``where`` and never the key."""
+    if not header_value_ok(value):
+        raise ConfigError(
+            f"{where} holds a line break, a control or a non-ASCII character; "
+            "an API key cannot carry one"
+        )

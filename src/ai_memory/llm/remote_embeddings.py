@@ -20,6 +20,7 @@ from ai_memory import __version__
 from ai_memory.config import EmbeddingsSettings
 from ai_memory.core.errors import ConfigError, Unavailable
 from ai_memory.llm.capped import read_capped, too_large
+from ai_memory.llm.credentials import check_key
 
 PROVIDER = "openai-compat"
 
@@ -58,6 +59,7 @@ class RemoteEmbedder:
                     f"[embeddings] environment variable {settings.api_key_env} is not set; "
                     "it must hold the API key"
                 )
+            check_key(key, f"[embeddings] environment variable {settings.api_key_env}")
         return cls(settings, key)
 
     def embed(self, texts: list[str]) -> Any:
