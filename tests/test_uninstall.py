@@ -177,3 +177,47 @@ def test_json_entries_are_cut_with_their_commas_and_nothing_else() -> None:
     assert remove_to(first, {}, ours) == "{}"
     assert remove_to(first, {"z": 3}, ours) is None  # not a deletion: the caller rewrites
     assert remove_to("{not json", {}, ours) is None
+
+
+def test_purge_data_refuses_a_folder_that_is_not_a_data_dir(tmp_path: Path, data_dir: Path) -> None:
+    """A mistyped ``--data-dir`` (``/``, HOME, a project folder) is refused before any change."""
+    from ai_memory.cli.uninstall import uninstall
+    from ai_memory.core.errors import InvalidInput
+
+    home = tmp_path / "home"
+    (home / ".cursor").mkdir(parents=True)
+    mcp = home / ".cursor" / "mcp.json"
+    mcp.write_text('{"mcpServers": {"ai-memory": {"command": "ai-memory"}}}\n')
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "main.py").write_text("print('mine')\n")
+    for folder, dry_run in ((work, False), (home, True), (Path("/"), True), (tmp_path, True)):
+        with pytest.raises(InvalidInput, match="not an ai-memory data dir"):
+            uninstall(home, folder, purge_data=True, dry_run=dry_run)
+    assert (work / "src" / "main.py").read_text() == "print('mine')\n"
+    assert not (work / "server.lock").exists()
+    assert mcp.exists()  # refused before any config changed
+    planned = uninstall(home, data_dir, purge_data=True, dry_run=True)
+    assert planned.details["purge_data"] == str(data_dir)
+
+
+@pytest.mark.slow  # the real CLI twice
+def test_a_symlinked_config_is_restored_through_its_link(tmp_path: Path, data_dir: Path) -> None:
+    """Install followed the link and backed the real file up beside it; uninstall must find
+    that backup and write through the link, never delete the user's link."""
+    home = tmp_path / "home"
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "claude-settings.json"
+    real.write_text("{}\n")
+    link = home / ".claude" / "settings.json"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(real)
+    env = clean_env(HOME=str(home))
+    done = run_cli("install-hooks", "--agent", "claude-code", "--apply", data_dir=data_dir, env=env)
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and "agent_entry.py" in real.read_text()
+    done = run_cli("uninstall", "--yes", data_dir=data_dir, env=env)
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert real.read_text() == "{}\n"

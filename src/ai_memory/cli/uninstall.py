@@ -21,6 +21,7 @@ dir too, and is refused while a server owns it (the live-process check).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tomllib
 from collections.abc import Callable
@@ -30,11 +31,14 @@ from typing import Any, Protocol
 
 from ai_memory.cli import hook_install
 from ai_memory.cli.json_edit import remove_to
+from ai_memory.core.errors import InvalidInput
 from ai_memory.hygiene.report import HygieneReport
 from ai_memory.maintenance.lock import ServerLock
 from ai_memory.mcp import install as mcp_install
 
 PLUGIN_MARK = "ai-memory"
+# What every initialised data dir holds; a folder without either is not one to delete.
+DATA_DIR_MARKS = ("config.toml", "db/memory.sqlite")
 
 
 class ServiceUnit(Protocol):
@@ -87,6 +91,8 @@ def uninstall(
     dry_run: bool = False,
 ) -> HygieneReport:
     """Plan, then (unless ``dry_run``) restore, remove or edit each file."""
+    if purge_data and data_dir.exists():
+        require_data_dir(data_dir, home)
     lock = ServerLock(data_dir, operation="uninstall --purge-data") if purge_data else None
     if lock is not None and data_dir.exists():
         lock.acquire()  # refused (ServerRunning) while a server owns the data dir
@@ -119,11 +125,24 @@ def uninstall(
             lock.release()
 
 
+def require_data_dir(data_dir: Path, home: Path) -> None:
+    """Refuse to delete a folder that is not an ai-memory data dir (a mistyped
+    ``--data-dir``: ``/``, HOME or a folder above it, a project checkout)."""
+    real, own_home = _real(data_dir), _real(home)
+    holds_home = real == own_home or real in own_home.parents
+    if holds_home or not any((real / mark).is_file() for mark in DATA_DIR_MARKS):
+        raise InvalidInput(
+            f"{data_dir} is not an ai-memory data dir (no {' or '.join(DATA_DIR_MARKS)}"
+            + (", and it holds your home folder" if holds_home else "")
+            + "); refusing to delete it, nothing was changed"
+        )
+
+
 def apply(change: FileChange) -> None:
     if change.action == "restore" and change.backup is not None:
         hook_install.save(change.path, change.backup.read_text(encoding="utf-8"))
     elif change.action == "remove":
-        change.path.unlink(missing_ok=True)
+        _real(change.path).unlink(missing_ok=True)  # a user's symlink stays, as before install
     elif change.text is not None:
         hook_install.save(change.path, change.text)
 
@@ -222,8 +241,14 @@ def _toml_change(path: Path, part: str) -> FileChange | None:
 
 
 def _backups(path: Path) -> list[Path]:
-    """Backups install made of ``path``, newest first."""
-    return sorted(path.parent.glob(f"{path.name}.bak-*"), reverse=True)
+    """Backups install made of ``path``, newest first: beside the file a symlink leads to,
+    where install wrote them."""
+    real = _real(path)
+    return sorted(real.parent.glob(f"{real.name}.bak-*"), reverse=True)
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
 
 
 def _hooks_strip(agent: str) -> Callable[[Any], Any]:
