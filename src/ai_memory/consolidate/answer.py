@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from ai_memory.config_llm import AnswerSettings
 from ai_memory.consolidate.edge import Slots, Withheld, bounded, no_provider
 from ai_memory.consolidate.rerank import reranked_search
-from ai_memory.core.fence import fence
+from ai_memory.core.fence import fence, neutralise
 from ai_memory.retrieval.models import SearchRequest
 from ai_memory.retrieval.search import search
 
@@ -118,7 +118,8 @@ def answer_prompt(
     for hit in hits:
         text = bodies.get(hit["page_id"]) or hit["snippet"]
         cut = " (cut)" if len(text) > hit_chars else ""
-        head = f"page_id {hit['page_id']}: {hit['path']} ({hit['project']}), {hit['title']}{cut}"
+        named = f"{hit['path']} ({hit['project']}), {hit['title']}"  # stored text: unfenced
+        head = f"page_id {hit['page_id']}: {neutralise(named)}{cut}"
         source = f"{hit['project']}:{hit['path']}"
         pages.append(f"{head}\n{fence(text[:hit_chars], source)}")
     return f"Question: {query}\n\nPages:\n\n" + "\n\n".join(pages)

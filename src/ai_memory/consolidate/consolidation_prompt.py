@@ -68,7 +68,8 @@ def build_prompt(
     user = (
         f"Project `{neutralise(material.project)}`: existing pages.\n"
         f"{fence(pages_text, material.project)}\n\n"
-        f"Session `{neutralise(material.session_id)}` (sessions/{material.session_id}.md):\n"
+        f"Session `{neutralise(material.session_id)}` "
+        f"(sessions/{neutralise(material.session_id)}.md):\n"
         f"{fence(session_text, material.project)}\n"
     )
     return Prompt(system=system, user=user, max_tokens=4096)
