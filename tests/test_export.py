@@ -63,3 +63,26 @@ def test_export_refuses_a_non_empty_folder_and_unknown_projects(
     assert done["files"] == ["index.md", "pages/concepts/limits.md"]
     assert (full / "notes.txt").read_text() == "mine"
     assert "Tokens refill every second." in (full / "pages" / "concepts" / "limits.md").read_text()
+
+
+def test_export_refuses_a_folder_inside_the_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    """A bundle written into the wiki would be indexed as pages of its own: refused, also
+    through a symlink, and nothing is written."""
+    server = ServerProcess(data_dir).start()
+    try:
+        with server.client() as client:
+            page = {"body": "# Rate limits\n\nTokens refill every second."}
+            assert client.put(f"/api/v1/projects/default/{API}/pages/concepts/limits.md", json=page)
+    finally:
+        server.stop()
+    inside = data_dir / "wiki" / "default" / API / "bundle"
+    link = tmp_path / "link"
+    link.symlink_to(data_dir / "wiki")
+    for target in (inside, link / "out", data_dir):
+        done = run_cli(
+            "export", "--project", API, "--to", str(target), "--force", data_dir=data_dir
+        )
+        assert done.returncode == 1, done.stdout
+        assert b"inside the data dir" in done.stderr
+    assert not inside.exists() and not (data_dir / "wiki" / "out").exists()
+    assert not (data_dir / "index.md").exists()

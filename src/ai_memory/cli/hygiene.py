@@ -239,5 +239,7 @@ def export(
     scope = Scope.of(workspace, project)
     config = load_config_owning(data_dir)
     with read_only(config) as conn:
-        report = export_project(conn, config.wiki_dir, scope, to, force=force, dry_run=dry_run)
+        report = export_project(
+            conn, config.data_dir, config.wiki_dir, scope, to, force=force, dry_run=dry_run
+        )
     _show(report, as_json)

@@ -15,7 +15,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from ai_memory.core.errors import Conflict, NotFound
+from ai_memory.core.errors import Conflict, InvalidInput, NotFound
 from ai_memory.core.identity import Scope
 from ai_memory.hygiene.report import HygieneReport
 
@@ -30,6 +30,7 @@ PAGES_DIR = "pages"
 
 def export_project(
     conn: sqlite3.Connection,
+    data_dir: Path,
     wiki_root: Path,
     scope: Scope,
     target: Path,
@@ -42,6 +43,7 @@ def export_project(
     if conn.execute(PROJECT_EXISTS, (scope.workspace, scope.project)).fetchone() is None:
         raise NotFound(f"no project {scope.workspace}/{scope.project}")
     target = target.expanduser().absolute()
+    _require_outside(target, data_dir)
     if target.exists() and not target.is_dir():
         raise Conflict(f"{target} exists and is not a folder")
     if target.is_dir() and any(target.iterdir()) and not force:
@@ -97,6 +99,14 @@ def _updated(row: sqlite3.Row) -> str:
 
 def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _require_outside(target: Path, data_dir: Path) -> None:
+    """A bundle inside the data dir would land in the wiki (indexed as pages of their own)
+    or beside the index; symlinks are followed to where the files would really go."""
+    real, root = Path(os.path.realpath(target)), Path(os.path.realpath(data_dir))
+    if real == root or root in real.parents:
+        raise InvalidInput(f"{target} is inside the data dir {root}; export to a folder outside it")
 
 
 def _write(path: Path, data: bytes) -> None:
