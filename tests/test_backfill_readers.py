@@ -4,14 +4,18 @@ the same sessions as its database."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from ai_memory.importers import claude_code, codex, gemini, opencode
-from ai_memory.importers.model import Transcript
+import pytest
+
+from ai_memory.importers import claude_code, codex, discover, gemini, opencode
+from ai_memory.importers.lines import MAX_LINE_BYTES
+from ai_memory.importers.model import Transcript, Unreadable
 from tests.backfill_homes import FIXTURES
 
 ODD: list[Any] = [None, 1, "x", [], {}, [1, None, "s", {}], {"type": "tool_result"}, True, 1.5,
@@ -108,3 +112,29 @@ def test_opencode_file_storage_reads_as_its_database(tmp_path: Path) -> None:
         == [t.cwd for t in from_db]
         == ["/tmp/bf/opencode/acme-shop"] * 2
     )
+
+
+@pytest.mark.timeout(60)
+def test_a_pipe_a_device_or_an_endless_line_is_unreadable_or_skipped(tmp_path: Path) -> None:
+    """A transcript that is a FIFO or a device (a symlink to ``/dev/zero``) is reported, never
+    waited on or read without end; a line too long to parse is skipped, its neighbours kept."""
+    home = tmp_path / "home"
+    claude = home / ".claude" / "projects" / "-src"
+    claude.mkdir(parents=True)
+    os.mkfifo(claude / "pipe.jsonl")
+    (claude / "zero.jsonl").symlink_to("/dev/zero")
+    prompt = {"type": "user", "cwd": "/src", "message": {"content": "kept prompt"}}
+    long_line = b'{"x": "' + b"a" * (MAX_LINE_BYTES + 10)
+    (claude / "long.jsonl").write_bytes(long_line + b'"}\n' + json.dumps(prompt).encode() + b"\n")
+    gemini_chats = home / ".gemini" / "tmp" / "abc" / "chats"
+    gemini_chats.mkdir(parents=True)
+    os.mkfifo(gemini_chats / "session-1.json")
+    found = {Path(t.source).name: t for t in discover.find(home, {}, discover.agent_names([]))}
+    for name in ("pipe.jsonl", "zero.jsonl", "session-1.json"):
+        assert isinstance(found[name], Unreadable), name
+        assert "not a regular file" in found[name].reason
+    long = found["long.jsonl"]
+    assert isinstance(long, Transcript) and long.skipped == 1
+    assert [e.payload.get("prompt") for e in long.entries if e.kind == "user-prompt"] == [
+        "kept prompt"
+    ]

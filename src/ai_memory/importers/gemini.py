@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ai_memory.importers.lines import iso_time, json_lines, listed, text_of
+from ai_memory.importers.lines import iso_time, json_lines, listed, read_regular, text_of
 from ai_memory.importers.model import Transcript, Unreadable
 from ai_memory.importers.turns import TurnLog
 
@@ -61,7 +61,7 @@ def read(path: Path, cwd: str | None = None) -> Transcript:
 def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
     """The header and the messages, each at its last version, in first-seen order."""
     if path.suffix == ".json":
-        chat = json.loads(path.read_bytes())
+        chat = json.loads(read_regular(path))
         if not isinstance(chat, dict):
             raise ValueError("the chat file is not a JSON object")
         return chat, [m for m in listed(chat.get("messages")) if isinstance(m, dict)], 0

@@ -16,7 +16,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from ai_memory.importers.lines import inner, iso_time
+from ai_memory.importers.lines import inner, iso_time, read_regular
 from ai_memory.importers.model import Transcript, Unreadable
 from ai_memory.importers.turns import TurnLog
 
@@ -59,7 +59,7 @@ def _from_database(path: Path) -> Iterator[Transcript]:
 def _from_files(storage: Path) -> Iterator[Transcript | Unreadable]:
     for path in sorted((storage / "session").glob("*/*.json")):
         try:
-            info = _json(path.read_bytes())
+            info = _json(read_regular(path))
             session_id = str(info.get("id") or path.stem)
             if info.get("parentID"):
                 continue
@@ -77,7 +77,7 @@ def _folder(folder: Path) -> Rows:
     """The JSON objects of a folder, oldest first (their ids sort by creation)."""
     if not folder.is_dir():
         return []
-    rows = [(file.stem, _json(file.read_bytes())) for file in sorted(folder.glob("*.json"))]
+    rows = [(file.stem, _json(read_regular(file))) for file in sorted(folder.glob("*.json"))]
     return [(str(data.get("messageID") or name), data) for name, data in rows]
 
 
