@@ -12,7 +12,9 @@ so memory stays flat and the cost per file is the same at any size.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
@@ -25,6 +27,7 @@ from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.page import PageDocument
 from ai_memory.store import pages
+from ai_memory.store.stamps import Key, Stamp, all_stamps, record
 from ai_memory.wiki.parse import Chunk, Outcome, digest, document, parse_chunk, read_bytes
 from ai_memory.wiki.wiki import Wiki
 
@@ -34,6 +37,10 @@ if TYPE_CHECKING:
 CHUNK = 128  # files per chunk a worker parses and the writer indexes in one command
 IN_FLIGHT = 4  # chunks queued at the writer before the reader waits for it
 Progress = Callable[[int, int], None]
+# A file changed this recently may change again within the same modification-time tick,
+# so its stamp is not recorded: the next check reads it again.
+SETTLED_NS = 2_000_000_000
+Stat = tuple[int, int]  # (size, mtime_ns)
 
 
 @dataclass(slots=True)
@@ -80,19 +87,25 @@ def reconcile(
 ) -> ReconcileReport:
     """``checkpoint=False`` leaves the git checkpoint of the changed files to the caller."""
     report = ReconcileReport()
-    files = [ref for ref, _ in scan(wiki.root, report)]
+    listed = list(scan(wiki.root, report))
+    files = [ref for ref, _ in listed]
     report.files = len(files)
     if full:
         wiki.writer.call(pages.clear_derived, timeout=None)
     # A file whose bytes hash to what the index holds is not parsed again, unless the
-    # derived rows are being rebuilt: that keeps a start over a large wiki short.
+    # derived rows are being rebuilt; one whose size and mtime are those it had when it
+    # last hashed to that is not even read. That keeps a start over a large wiki short.
     known = wiki.readers.read(_latest_hashes)
-    chunks = _chunks(str(wiki.root), files, known, full)
+    stats = _stat_all(listed)  # before any file is read: a later edit moves the stamp
+    stamps = {} if full else wiki.readers.read(all_stamps)
+    to_read = [ref for ref in files if not _trusted(_key(ref), stats.get(ref), stamps, known)]
+    report.unchanged = done = len(files) - len(to_read)
+    chunks = _chunks(str(wiki.root), to_read, known, full)
     parsed = pool.stream(chunks) if pool is not None else map(parse_chunk, chunks)
     in_flight: deque[tuple[Future[ReconcileReport], int]] = deque()
-    done = 0
     for outcomes in parsed:
-        in_flight.append((_submit(wiki, outcomes, full, report), len(outcomes)))
+        fresh = _fresh_stamps(outcomes, known, stats)
+        in_flight.append((_submit(wiki, outcomes, full, report, fresh), len(outcomes)))
         while len(in_flight) > IN_FLIGHT or (in_flight and in_flight[0][0].done()):
             done += _settle(in_flight.popleft(), report)
             if progress:
@@ -108,6 +121,44 @@ def reconcile(
     return report
 
 
+def _key(ref: PageRef) -> Key:
+    return (ref.workspace, ref.project, ref.path)
+
+
+def _stat_all(listed: list[tuple[PageRef, Path]]) -> dict[PageRef, Stat]:
+    """Size and mtime of every file; only files settled for a while get one."""
+    settled_before = time.time_ns() - SETTLED_NS
+    stats: dict[PageRef, Stat] = {}
+    for ref, file in listed:
+        try:
+            info = os.stat(file)
+        except OSError:
+            continue  # gone or unreadable: reading it reports why
+        if info.st_mtime_ns < settled_before:
+            stats[ref] = (info.st_size, info.st_mtime_ns)
+    return stats
+
+
+def _trusted(key: Key, stat: Stat | None, stamps: dict[Key, Stamp], known: dict[Key, str]) -> bool:
+    """The file is what it was when it hashed to what the index holds."""
+    stamp = stamps.get(key)
+    return stat is not None and stamp is not None and stamp == (*stat, known.get(key))
+
+
+def _fresh_stamps(
+    outcomes: list[Outcome], known: dict[Key, str], stats: dict[PageRef, Stat]
+) -> list[tuple[Key, Stamp]]:
+    fresh: list[tuple[Key, Stamp]] = []
+    for outcome in outcomes:
+        stat = stats.get(outcome.ref)
+        digest_ = outcome.doc.content_hash if outcome.doc is not None else None
+        if digest_ is None and outcome.unchanged:
+            digest_ = known.get(_key(outcome.ref))
+        if stat is not None and digest_ is not None:
+            fresh.append((_key(outcome.ref), (*stat, digest_)))
+    return fresh
+
+
 def _chunks(
     root: str, files: list[PageRef], known: dict[tuple[str, str, str], str], full: bool
 ) -> Iterator[Chunk]:
@@ -118,7 +169,11 @@ def _chunks(
 
 
 def _submit(
-    wiki: Wiki, outcomes: Iterable[Outcome], full: bool, report: ReconcileReport
+    wiki: Wiki,
+    outcomes: Iterable[Outcome],
+    full: bool,
+    report: ReconcileReport,
+    fresh: list[tuple[Key, Stamp]],
 ) -> Future[ReconcileReport]:
     batch: list[tuple[PageRef, PageDocument]] = []
     skipped = ReconcileReport()
@@ -128,11 +183,17 @@ def _submit(
             batch.append((outcome.ref, outcome.doc))
         elif outcome.unchanged:
             skipped.unchanged += 1
-    if not batch:
+    if not batch and not fresh:
         done: Future[ReconcileReport] = Future()
         done.set_result(skipped)
         return done
-    return wiki.writer.submit(_apply(wiki, batch, full, skipped), timeout=None)
+    apply = _apply(wiki, batch, full, skipped)
+
+    def command(conn: sqlite3.Connection) -> ReconcileReport:
+        record(conn, fresh)
+        return apply(conn)
+
+    return wiki.writer.submit(command, timeout=None)
 
 
 def _settle(entry: tuple[Future[ReconcileReport], int], report: ReconcileReport) -> int:

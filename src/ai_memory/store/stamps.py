@@ -1,0 +1,32 @@
+"""File stamps: the size and modification time a page file had when its bytes hashed to
+a content hash, so the start-up check reads only the files whose stamp moved.
+
+A stamp is a cache of "this file hashed to this", never a statement about the index:
+the check trusts a file only when its stamp's hash is also the hash the index holds.
+A stamp left behind by a rename or a purge is therefore harmless.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+Key = tuple[str, str, str]  # (workspace, project, path)
+Stamp = tuple[int, int, str]  # (size, mtime_ns, content_hash)
+
+ALL_STAMPS = "SELECT workspace, project, path, size, mtime_ns, content_hash FROM file_stamps"
+UPSERT_STAMP = """
+INSERT INTO file_stamps(workspace, project, path, size, mtime_ns, content_hash)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (workspace, project, path) DO UPDATE SET size = excluded.size,
+    mtime_ns = excluded.mtime_ns, content_hash = excluded.content_hash
+"""
+
+
+def all_stamps(conn: sqlite3.Connection) -> dict[Key, Stamp]:
+    return {(r[0], r[1], r[2]): (int(r[3]), int(r[4]), str(r[5])) for r in conn.execute(ALL_STAMPS)}
+
+
+def record(conn: sqlite3.Connection, stamps: Iterable[tuple[Key, Stamp]]) -> None:
+    """Inside the writer's transaction."""
+    conn.executemany(UPSERT_STAMP, [(*key, *stamp) for key, stamp in stamps])

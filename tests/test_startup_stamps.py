@@ -1,0 +1,104 @@
+"""The start-up check reads only files whose size or modification time moved."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ai_memory.config import Config
+from ai_memory.core.identity import Scope
+from ai_memory.runtime import Runtime
+from ai_memory.wiki.reindex import reconcile
+
+API = Scope.of(None, "api")
+HOUR_NS = 3600 * 10**9
+
+
+@contextmanager
+def started(data_dir: Path) -> Iterator[Runtime]:
+    runtime = Runtime.start(Config.load(data_dir, {}))
+    try:
+        yield runtime
+    finally:
+        runtime.stop()
+
+
+def page_file(data_dir: Path, name: str) -> Path:
+    return data_dir / "wiki" / "default" / "api" / name
+
+
+def age(file: Path, by_ns: int = HOUR_NS) -> None:
+    """Make ``file`` look written a while ago (settled past any timestamp tick)."""
+    then = time.time_ns() - by_ns
+    os.utime(file, ns=(then, then))
+
+
+def stamps(runtime: Runtime) -> dict[str, tuple[int, int]]:
+    rows = runtime.readers.read(
+        lambda c: c.execute("SELECT path, size, mtime_ns FROM file_stamps").fetchall()
+    )
+    return {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
+
+
+def body_of(runtime: Runtime, path: str) -> str:
+    return str(runtime.wiki.read_page(API.page(path))["body"])
+
+
+def test_settled_files_are_stamped_and_recent_ones_are_not(data_dir: Path) -> None:
+    with started(data_dir) as runtime:
+        runtime.wiki.write_page(API.page("a.md"), "# A\n\nalpha\n", {})
+        runtime.wiki.write_page(API.page("b.md"), "# B\n\nbeta\n", {})
+        age(page_file(data_dir, "a.md"))
+        report = reconcile(runtime.wiki)
+        assert report.unchanged == 2 and report.changed == 0
+        # b.md was written a moment ago: an edit in the same tick could keep its stamp.
+        assert set(stamps(runtime)) == {"a.md"}
+        assert reconcile(runtime.wiki).unchanged == 2
+
+
+def test_an_edit_that_moves_the_stamp_is_indexed_at_start(data_dir: Path) -> None:
+    file = page_file(data_dir, "a.md")
+    with started(data_dir) as runtime:
+        runtime.wiki.write_page(API.page("a.md"), "# A\n\nalpha one\n", {})
+        age(file)
+        reconcile(runtime.wiki)
+        assert "a.md" in stamps(runtime)
+    # Edited while the server is down: same size, a later mtime (still settled).
+    text = file.read_text(encoding="utf-8")
+    file.write_text(text.replace("alpha one", "omega two"), encoding="utf-8")
+    age(file, HOUR_NS // 2)
+    with started(data_dir) as runtime:
+        assert runtime.startup_report is not None and runtime.startup_report.updated == 1
+        assert "omega two" in body_of(runtime, "a.md")
+        assert stamps(runtime)["a.md"][1] == file.stat().st_mtime_ns
+
+
+def test_a_server_write_after_the_stamp_is_not_taken_for_the_stamped_file(
+    data_dir: Path,
+) -> None:
+    """A stamp names the hash it was read with; the index moving on voids it."""
+    file = page_file(data_dir, "a.md")
+    with started(data_dir) as runtime:
+        runtime.wiki.write_page(API.page("a.md"), "# A\n\nfirst\n", {})
+        age(file)
+        reconcile(runtime.wiki)
+        runtime.wiki.write_page(API.page("a.md"), "# A\n\nsecond, longer\n", {})
+        age(file)
+    with started(data_dir) as runtime:
+        assert runtime.startup_report is not None and runtime.startup_report.changed == 0
+        assert "second, longer" in body_of(runtime, "a.md")
+        assert stamps(runtime)["a.md"] == (file.stat().st_size, file.stat().st_mtime_ns)
+
+
+def test_a_deleted_file_is_dropped_even_with_a_stamp(data_dir: Path) -> None:
+    file = page_file(data_dir, "a.md")
+    with started(data_dir) as runtime:
+        runtime.wiki.write_page(API.page("a.md"), "# A\n\nalpha\n", {})
+        age(file)
+        reconcile(runtime.wiki)
+    file.unlink()
+    with started(data_dir) as runtime:
+        assert runtime.startup_report is not None and runtime.startup_report.deleted == 1
