@@ -39,6 +39,7 @@ class Reply:
     truncated: bool = False
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    raw: Any = None  # when set: the whole response body, whatever the wire format wants
 
 
 def answer(content: Any, delay_s: float = 0.0) -> Reply:
@@ -48,6 +49,11 @@ def answer(content: Any, delay_s: float = 0.0) -> Reply:
 def error(status: int, message: str = "scripted error", retry_after: float | None = None) -> Reply:
     headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
     return Reply(content=message, status=status, headers=headers)
+
+
+def raw(body: Any) -> Reply:
+    """A response body sent as is: the provider answering a shape its API never had."""
+    return Reply(raw=body)
 
 
 def truncated(text: str = '{"title": "cut') -> Reply:
@@ -246,7 +252,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _reply(self, reply: Reply, model: str) -> None:
         if reply.delay_s:
             time.sleep(reply.delay_s)
-        if reply.status >= 400:
+        if reply.raw is not None:
+            self._send(reply.status, reply.raw, reply.headers)
+        elif reply.status >= 400:
             self._send(reply.status, error_body(self.path, reply), reply.headers)
         elif self.path.endswith("/chat/completions"):
             self._send(200, openai_body(reply, model), reply.headers)

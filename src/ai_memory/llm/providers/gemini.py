@@ -42,8 +42,12 @@ class Gemini(Provider):
             raise self.bad("the answer was truncated (finishReason=MAX_TOKENS)")
         if reason != "STOP":
             raise self.bad(f"the answer stopped early (finishReason={reason})")
-        parts = (first.get("content") or {}).get("parts") or []
-        text = "".join(p.get("text", "") for p in parts if isinstance(p, dict))
+        content = first.get("content")
+        parts = content.get("parts", []) if isinstance(content, dict) else []
+        texts = [p.get("text", "") for p in parts if isinstance(p, dict)] if parts else []
+        if not isinstance(parts, list) or not all(isinstance(t, str) for t in texts):
+            raise self.bad("the answer's parts are not text")
+        text = "".join(texts)
         if not text.strip():
             raise self.bad("the answer is empty")
         return text
