@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -194,3 +195,25 @@ def test_occurred_at_is_bounded(server: ServerProcess) -> None:
     assert rows(server.data_dir, "SELECT created_at FROM observations") == [
         ("2024-05-01T08:00:00.000000Z",)
     ]
+
+
+def test_a_directory_ingest_refuses_leaves_the_session_out_before_it_is_counted(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """A recorded cwd with a NUL or over 4,096 characters: the dry run and the real run both
+    leave the session out and say why, instead of promising it and rejecting every event."""
+    projects = tmp_path / "home" / ".claude" / "projects" / "-x"
+    projects.mkdir(parents=True)
+    for name, cwd in (("nul", "/src/a\x00b"), ("long", "/" + "a" * 5000)):
+        record = {"type": "user", "sessionId": name, "cwd": cwd, "timestamp": "2026-03-01T10:00Z",
+                  "message": {"content": f"hostile cwd {name}"}}  # fmt: skip
+        (projects / f"{name}.jsonl").write_text(json.dumps(record) + "\n")
+    home = tmp_path / "home"
+    dry = backfill(data_dir, home, "--dry-run")
+    done = backfill(data_dir, home)
+    for result in (dry, done):
+        assert (result["sessions"], result["events"], result["no_directory"]) == (0, 0, 2)
+        assert result["projects"] == {} and result["rejected"] == 0
+        assert len(result["errors"]) == 2
+        assert any("cwd contains NUL characters" in error for error in result["errors"])
+    assert rows(data_dir, "SELECT count(*) FROM observations") == [(0,)]

@@ -47,6 +47,7 @@ REMOTE = re.compile(
 # Events that are work; a project is created by these only. Lifecycle events alone (an
 # agent's health check firing SessionStart/SessionEnd in some folder) leave nothing behind.
 OCCURRED_MIN = "2000-01-01T00:00:00.000000Z"
+MAX_CWD = 4096
 WORK_KINDS = frozenset(
     {"user-prompt", "pre-tool-use", "post-tool-use", "stop", "subagent-stop", "post-compaction"}
 )
@@ -134,11 +135,21 @@ def common_params(
     if sanitizer.holds_secret(agent):
         agent = "redacted"
     cwd = _param(params, "cwd") or _str(pick(body, "cwd"))
-    if cwd is not None and len(cwd) > 4096:
-        raise InvalidInput("cwd is longer than 4096 characters")
+    if cwd is not None and len(cwd) > MAX_CWD:
+        raise InvalidInput(f"cwd is longer than {MAX_CWD} characters")
     if cwd is not None:
-        cwd = sanitizer.clean(cwd, 4096) or None
+        cwd = sanitizer.clean(cwd, MAX_CWD) or None
     return agent, cwd, scope_from(params, cwd)
+
+
+def cwd_problem(cwd: str) -> str | None:
+    """Why a ``cwd`` parameter would be refused (None: it is taken), for an import to
+    leave the session out before it counts or sends it."""
+    if "\x00" in cwd:
+        return "cwd contains NUL characters"
+    if len(cwd.strip()) > MAX_CWD:
+        return f"cwd is longer than {MAX_CWD} characters"
+    return None
 
 
 def given_session_id(params: Mapping[str, str], sanitizer: Sanitizer) -> str | None:

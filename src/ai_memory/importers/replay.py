@@ -25,7 +25,7 @@ from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.identity import Scope
 from ai_memory.hookclient.policy import Policy, apply, load_policy
 from ai_memory.hookclient.resolve import locate_checkout
-from ai_memory.hooks.ingest import OCCURRED_MIN
+from ai_memory.hooks.ingest import OCCURRED_MIN, cwd_problem
 from ai_memory.importers.model import Entry, Transcript, Unreadable
 
 KEY_PREFIX = "bf-"
@@ -67,6 +67,11 @@ class Tally:
     rejected: int = 0
     dropped: int = 0  # by the server's [ingest] lists
     errors: list[str] = field(default_factory=list)
+
+    def note(self, error: str) -> None:
+        """An error to print in the summary (the first 20 are kept)."""
+        if len(self.errors) < 20:
+            self.errors.append(error[:300])
 
     def count(self, plan: Planned) -> None:
         self.sessions += 1
@@ -129,6 +134,11 @@ class Planner:
         if transcript.cwd is None:
             tally.no_directory += 1
             return None
+        problem = cwd_problem(transcript.cwd)
+        if problem is not None:
+            tally.no_directory += 1
+            tally.note(f"{transcript.source}: {problem}")
+            return None
         if self.filters.cwd is not None and not _within(transcript.cwd, self.filters.cwd):
             return None
         resolved = self._resolve(transcript.cwd)
@@ -140,9 +150,10 @@ class Planner:
             return None
         if resolved.policy.mode == "off":
             tally.not_captured += 1
-            problem = resolved.policy.problem
-            if problem is not None and len(tally.errors) < 20:
-                tally.errors.append(f"{transcript.source}: capture policy not applied: {problem}")
+            if resolved.policy.problem is not None:
+                tally.note(
+                    f"{transcript.source}: capture policy not applied: {resolved.policy.problem}"
+                )
             return None
         return Planned(transcript, resolved.scope, resolved.remote, items(transcript, resolved))
 
