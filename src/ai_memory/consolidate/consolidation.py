@@ -16,6 +16,7 @@ from ai_memory.consolidate.consolidation_plan import Plan, plan_writes
 from ai_memory.consolidate.consolidation_prompt import Material, build_prompt
 from ai_memory.consolidate.consolidation_reads import (
     SessionState,
+    read_named,
     read_session,
     related_paths,
 )
@@ -57,6 +58,7 @@ async def consolidate(
         max_pages=settings.max_pages,
     )
     answer = await chat.structured("consolidation", prompt, ConsolidationAnswer)
+    await _read_named(runtime, state, answer)
     plan = plan_writes(state, answer, multi_page=request.multi_page, max_pages=settings.max_pages)
     report = _report(request, state, plan)
     if request.dry_run:
@@ -115,6 +117,16 @@ async def _read(
         material.listing,
         material.advisory,
     )
+
+
+async def _read_named(runtime: Runtime, state: SessionState, answer: ConsolidationAnswer) -> None:
+    """Add to ``state`` the pages the answer writes or links that the listing left out, so
+    the plan updates (or links) them as the pages they are."""
+    named = {draft.path for draft in answer.pages}
+    named.update(link for draft in answer.pages for link in draft.links)
+    missing = sorted(named - set(state.durable))
+    found = await runtime.readers.aread(lambda conn: read_named(conn, state.scope, missing))
+    state.durable.update(found)
 
 
 async def _related(

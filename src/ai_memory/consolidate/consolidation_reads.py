@@ -8,6 +8,7 @@ update; the versions seen are the preconditions of the writes, so a page changed
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,12 @@ WHERE workspace = ? AND project = ? AND is_latest = 1 AND deleted_at IS NULL
     AND (path LIKE 'concepts/%' OR path LIKE 'decisions/%' OR path LIKE 'gotchas/%'
         OR path LIKE 'procedures/%')
 ORDER BY path LIMIT ?
+"""
+# The same pages by path: those an answer names that the capped listing left out.
+NAMED = """
+SELECT id, path, title, body, pinned FROM pages
+WHERE workspace = ? AND project = ? AND is_latest = 1 AND deleted_at IS NULL
+    AND path IN ({marks})
 """
 ADVISORY_PATH = "_prompts/consolidation.md"
 MAX_LISTED = 300
@@ -76,15 +83,7 @@ def read_session(
     if page is None or page["deleted_at"] is not None:
         raise InvalidInput(f"session {session_id} has no session page to consolidate")
     text, _meta = render_page(digest, digest.ended_at)
-    durable = {
-        row["path"]: Existing(
-            int(row["id"]),
-            row["title"],
-            row["body"],
-            bool(row["pinned"]) or pinned_by_path(row["path"]),
-        )
-        for row in conn.execute(DURABLE, (scope.workspace, scope.project, MAX_LISTED))
-    }
+    durable = _existing(conn.execute(DURABLE, (scope.workspace, scope.project, MAX_LISTED)))
     state = SessionState(
         scope=scope,
         session_id=session_id,
@@ -107,6 +106,26 @@ def read_session(
         advisory=_advisory(conn, scope, advisory_chars),
     )
     return state, material
+
+
+def read_named(conn: sqlite3.Connection, scope: Scope, paths: list[str]) -> dict[str, Existing]:
+    """The durable pages at ``paths`` that exist (the listing stops at MAX_LISTED)."""
+    if not paths:
+        return {}
+    sql = NAMED.format(marks=",".join("?" * len(paths)))
+    return _existing(conn.execute(sql, (scope.workspace, scope.project, *paths)))
+
+
+def _existing(rows: Iterable[sqlite3.Row]) -> dict[str, Existing]:
+    return {
+        row["path"]: Existing(
+            int(row["id"]),
+            row["title"],
+            row["body"],
+            bool(row["pinned"]) or pinned_by_path(row["path"]),
+        )
+        for row in rows
+    }
 
 
 def related_paths(hits: list[Any], limit: int) -> list[str]:
