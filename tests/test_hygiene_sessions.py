@@ -303,3 +303,40 @@ def every_object(repo: Path) -> bytes:
     """The content of every object the repository stores, reachable or not."""
     command = ["git", "cat-file", "--batch-all-objects", "--batch"]
     return subprocess.run(command, cwd=repo, capture_output=True, check=True).stdout
+
+
+def session_places(data_dir: Path, session: str) -> dict[str, list[str]]:
+    """The projects holding the session's row, and those holding its observations."""
+    with sqlite3.connect(f"file:{data_dir / 'db' / 'memory.sqlite'}?mode=ro", uri=True) as conn:
+        sql = "SELECT DISTINCT project FROM {} WHERE session_id = ? ORDER BY project"
+        return {
+            table: [r[0] for r in conn.execute(sql.format(table), (session,))]
+            for table in ("sessions", "observations")
+        }
+
+
+def test_a_session_moved_while_open_keeps_its_later_events(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """The checkout still resolves to the old project: the hooks' later events follow the
+    session to where it was moved, also after a restart, so it stays in one place."""
+    from tests.hygiene_sessions_support import post_event
+
+    shop = make_checkout(tmp_path / "shop")
+    make_checkout(tmp_path / "api")
+    with server.client() as client:
+        capture_session(client, "s-api", tmp_path / "api", "Rate limiter", "Documented.")
+        post_event(client, "BeforeAgent", "s-live", shop, "s-live-1", prompt="First prompt")
+    cli(server, "move-session", "s-live", "--to", API)
+    with server.client() as client:
+        post_event(client, "BeforeAgent", "s-live", shop, "s-live-2", prompt="Second prompt")
+    server.stop()
+    server.start()
+    with server.client() as client:
+        post_event(client, "BeforeAgent", "s-live", shop, "s-live-3", prompt="Third prompt")
+        post_event(client, "SessionEnd", "s-live", shop, "s-live-e", reason="exit")
+        flushed = client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        assert flushed.is_success, flushed.text
+        page = client.get(f"/api/v1/projects/default/{API}/pages/sessions/s-live.md")
+        assert page.status_code == 200 and "Third prompt" in page.json()["body"]
+    assert session_places(server.data_dir, "s-live") == {"sessions": [API], "observations": [API]}

@@ -201,7 +201,16 @@ def move_session(
             actor=actor,
             action="move-session",
             ref=destination,
-            detail={"session_id": session_id, "from": found.page.relpath, "rows": moved},
+            detail={
+                "session_id": session_id,
+                "from": found.page.relpath,
+                # where its hooks may still send events: they follow it (hooks/project_aliases)
+                "from_workspace": found.scope.workspace,
+                "from_project": found.scope.project,
+                "to_workspace": to.workspace,
+                "to_project": to.project,
+                "rows": moved,
+            },
         )
         return moved
 

@@ -8,6 +8,7 @@ transaction (or on a reader, for counts); they never commit.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from ai_memory.core.identity import Scope
@@ -64,6 +65,7 @@ ON CONFLICT (workspace, name) DO UPDATE SET target_workspace = excluded.target_w
     target_project = excluded.target_project, created_at = excluded.created_at
 """
 DROP_ALIAS = "DELETE FROM project_aliases WHERE workspace = ? AND name = ?"
+SESSION_MOVES = "SELECT detail FROM audit_log WHERE action = 'move-session' ORDER BY id"
 ALIAS_OF = """
 SELECT target_workspace, target_project FROM project_aliases WHERE workspace = ? AND name = ?
 """
@@ -142,6 +144,25 @@ def alias(conn: sqlite3.Connection, src: Scope, dst: Scope, now: str) -> None:
 def aliases(conn: sqlite3.Connection) -> dict[Scope, Scope]:
     """Every alias, old scope to the project it leads to."""
     return {Scope(row[0], row[1]): Scope(row[2], row[3]) for row in conn.execute(ALIAS_ROWS)}
+
+
+def session_moves(conn: sqlite3.Connection) -> dict[tuple[Scope, str], Scope]:
+    """(old scope, session id) to the project each moved session lives in now, replayed
+    from the audit log in order: a session moved back and forth leads to its last place."""
+    moves: dict[tuple[Scope, str], Scope] = {}
+    for (detail,) in conn.execute(SESSION_MOVES):
+        try:
+            row = json.loads(detail)
+            sid, was = row["session_id"], Scope(row["from_workspace"], row["from_project"])
+            now = Scope(row["to_workspace"], row["to_project"])
+        except (ValueError, KeyError, TypeError):
+            continue  # an audit row written before moves were recorded this way
+        moves.pop((now, sid), None)
+        for key, target in list(moves.items()):
+            if key[1] == sid and target == was:
+                moves[key] = now
+        moves[(was, sid)] = now
+    return moves
 
 
 def aliased(conn: sqlite3.Connection, scope: Scope) -> Scope:

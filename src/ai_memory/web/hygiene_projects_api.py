@@ -56,7 +56,7 @@ async def rename(request: Request, runtime: RuntimeDep, body: RenameBody) -> dic
     report = await asyncio.to_thread(
         rename_project, runtime, body.scope(), body.new_name, dry_run=body.dry_run
     )
-    return _answer(request, report)
+    return answer(request, report)
 
 
 @router.post("/move-project")
@@ -64,7 +64,7 @@ async def move(request: Request, runtime: RuntimeDep, body: MoveBody) -> dict[st
     report = await asyncio.to_thread(
         move_project, runtime, body.scope(), body.to_workspace, dry_run=body.dry_run
     )
-    return _answer(request, report)
+    return answer(request, report)
 
 
 @router.post("/merge-project")
@@ -74,10 +74,11 @@ async def merge(request: Request, runtime: RuntimeDep, body: MergeBody) -> dict[
     report = await asyncio.to_thread(
         merge_project, runtime, src, dst, on_collision=body.on_collision, dry_run=body.dry_run
     )
-    return _answer(request, report)
+    return answer(request, report)
 
 
-def _answer(request: Request, report: HygieneReport) -> dict[str, Any]:
+def answer(request: Request, report: HygieneReport) -> dict[str, Any]:
+    """The report; after a real run the capture service reloads its aliases first."""
     hooks = getattr(request.app.state, "hooks", None)
     if not report.dry_run and hooks is not None:
         hooks.aliases.reload()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from ai_memory.core.errors import ServerRunning
@@ -22,6 +22,7 @@ from ai_memory.hygiene.purge_project import purge_project
 from ai_memory.hygiene.sessions import move_session, purge_session
 from ai_memory.runtime import Runtime
 from ai_memory.web.deps import get_runtime
+from ai_memory.web.hygiene_projects_api import answer
 
 router = APIRouter(prefix="/admin/hygiene", include_in_schema=False)
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
@@ -77,7 +78,9 @@ async def purge_session_route(runtime: RuntimeDep, body: PurgeSessionBody) -> di
 
 
 @router.post("/move-session")
-async def move_session_route(runtime: RuntimeDep, body: MoveSessionBody) -> dict[str, Any]:
+async def move_session_route(
+    request: Request, runtime: RuntimeDep, body: MoveSessionBody
+) -> dict[str, Any]:
     to = Scope.of(body.to_workspace, body.to_project)
     report = await asyncio.to_thread(
         move_session,
@@ -89,11 +92,13 @@ async def move_session_route(runtime: RuntimeDep, body: MoveSessionBody) -> dict
         dry_run=body.dry_run,
         actor=ACTOR,
     )
-    return report.to_json()
+    return answer(request, report)  # the session's next hook events follow it
 
 
 @router.post("/purge-project")
-async def purge_project_route(runtime: RuntimeDep, body: PurgeProjectBody) -> dict[str, Any]:
+async def purge_project_route(
+    request: Request, runtime: RuntimeDep, body: PurgeProjectBody
+) -> dict[str, Any]:
     scope = Scope.of(body.workspace, body.project)
     report = await asyncio.to_thread(
         purge_project,
@@ -103,4 +108,4 @@ async def purge_project_route(runtime: RuntimeDep, body: PurgeProjectBody) -> di
         force_global=body.force_global,
         actor=ACTOR,
     )
-    return report.to_json()
+    return answer(request, report)  # the old names that led to it lead nowhere now
