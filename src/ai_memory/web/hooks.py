@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from ai_memory.core.errors import InvalidInput
 from ai_memory.core.fence import neutralise_tree
 from ai_memory.core.identity import Scope
 from ai_memory.core.validate import STORABLE, JsonObject, SqlId, Text
@@ -18,6 +16,7 @@ from ai_memory.hooks.observations import recent_sessions, session_observations
 from ai_memory.hooks.service import HookService
 from ai_memory.runtime import Runtime
 from ai_memory.web.deps import get_runtime
+from ai_memory.web.hook_asgi import ACCEPTED, DUPLICATE, json_body
 
 router = APIRouter()
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
@@ -34,32 +33,23 @@ Summary = Annotated[str, Field(min_length=1, max_length=handoff_ops.MAX_SUMMARY_
 Agent = Annotated[str, Field(max_length=64), STORABLE]
 SessionId = Annotated[str, Field(max_length=100), STORABLE]
 Cwd = Annotated[str, Field(max_length=4096), STORABLE]
-_ACCEPTED = b'{"status":"accepted","duplicate":false}'
-_DUPLICATE = b'{"status":"accepted","duplicate":true}'
 
 
-def _json_body(raw: bytes, empty: object) -> object:
-    if not raw.strip():
-        return empty
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise InvalidInput(f"the body is not valid JSON: {str(exc)[:200]}") from None
-
-
+# POST /hook and /hook/batch are answered ahead of this router by
+# ai_memory.web.hook_asgi.HookRoutes; these routes stay for an app served without it.
 @router.post("/hook", status_code=202)
 async def hook(request: Request, hooks: HooksDep) -> Response:
     """One agent event, body unchanged; 202 once it is durable, 429 when saturated."""
     params = dict(request.query_params)
     raw = await request.body()
-    outcome = await hooks.ingest(params, _json_body(raw, {}), len(raw))
-    return Response(_ACCEPTED if outcome.stored else _DUPLICATE, 202, media_type="application/json")
+    outcome = await hooks.ingest(params, json_body(raw, {}), len(raw))
+    return Response(ACCEPTED if outcome.stored else DUPLICATE, 202, media_type="application/json")
 
 
 @router.post("/hook/batch")
 async def hook_batch(request: Request, hooks: HooksDep) -> JSONResponse:
     """Up to 256 ``{"params", "body"}`` items, answered one by one, in order."""
-    results = await hooks.ingest_batch(_json_body(await request.body(), None))
+    results = await hooks.ingest_batch(json_body(await request.body(), None))
     return JSONResponse({"results": [r.to_dict() for r in results]})
 
 

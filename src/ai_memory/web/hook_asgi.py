@@ -1,0 +1,113 @@
+"""``POST /hook`` and ``POST /hook/batch`` answered before FastAPI's router.
+
+Hook events are the busiest writes by far, and most of a small event's time went
+to per-request work in the framework (routing, dependency injection, the request
+and response objects) rather than to storing it. This handler sits inside the
+middleware stack (Host/Origin, auth, the in-flight and body caps and the metrics
+still see every request) and answers those two routes itself: the same parsing,
+the same answers and the same errors, mapped as :mod:`ai_memory.web.errors` maps
+them. Every other request, and these paths with another method, goes on to FastAPI.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from urllib.parse import parse_qsl
+
+from ai_memory.core.errors import AiMemoryError, InvalidInput
+from ai_memory.hooks.service import HookService
+from ai_memory.web.errors import ErrorJSON
+from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send
+
+log = logging.getLogger(__name__)
+
+ACCEPTED = b'{"status":"accepted","duplicate":false}'
+DUPLICATE = b'{"status":"accepted","duplicate":true}'
+_JSON = (b"content-type", b"application/json")
+
+
+class HookRoutes:
+    """Answers the two hook ingest routes; ``hooks`` finds the running service (or None
+    before the server started, when the request goes on to the app unchanged)."""
+
+    def __init__(self, app: ASGIApp, hooks: Callable[[], HookService | None]) -> None:
+        self.app = app
+        self.hooks = hooks
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"] if scope["type"] == "http" else ""
+        service = self.hooks() if path in ("/hook", "/hook/batch") else None
+        if service is None or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        try:
+            raw = await _body(receive)
+            if raw is None:
+                return  # the client left mid-body; nothing to answer
+            if path == "/hook":
+                status, body = await _one(service, scope, raw)
+            else:
+                status, body = await _batch(service, raw)
+        except AiMemoryError as exc:
+            status, body = exc.http_status, _encode(exc.to_dict())
+        except Exception as exc:
+            log.exception("unhandled error on POST %s", path)
+            message = f"internal error: {type(exc).__name__}"
+            status, body = 500, _encode({"error": "internal", "message": message})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-length", str(len(body)).encode()), _JSON],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+async def _body(receive: Receive) -> bytes | None:
+    """The whole request body (the body cap outside has bounded it already)."""
+    message = await receive()
+    if message["type"] != "http.request":
+        return None
+    chunk: bytes = message.get("body", b"")
+    if not message.get("more_body", False):
+        return chunk
+    chunks = [chunk]
+    while message.get("more_body", False):
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunks.append(message.get("body", b""))
+    return b"".join(chunks)
+
+
+async def _one(service: HookService, scope: Scope, raw: bytes) -> tuple[int, bytes]:
+    """One agent event, body unchanged; 202 once it is durable, 429 when saturated."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    params = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
+    outcome = await service.ingest(params, json_body(raw, {}), len(raw))
+    return 202, ACCEPTED if outcome.stored else DUPLICATE
+
+
+async def _batch(service: HookService, raw: bytes) -> tuple[int, bytes]:
+    """Up to 256 ``{"params", "body"}`` items, answered one by one, in order."""
+    results = await service.ingest_batch(json_body(raw, None))
+    return 200, _encode({"results": [r.to_dict() for r in results]})
+
+
+def _encode(content: object) -> bytes:
+    """JSON as the app's error answers encode it (always encodable)."""
+    body = ErrorJSON(content).body
+    return body if isinstance(body, bytes) else bytes(body)
+
+
+def json_body(raw: bytes, empty: object) -> object:
+    """The parsed body, ``empty`` for a blank one; a clear 400 for anything else."""
+    if not raw.strip():
+        return empty
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidInput(f"the body is not valid JSON: {str(exc)[:200]}") from None
