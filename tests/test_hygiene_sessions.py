@@ -340,3 +340,21 @@ def test_a_session_moved_while_open_keeps_its_later_events(
         page = client.get(f"/api/v1/projects/default/{API}/pages/sessions/s-live.md")
         assert page.status_code == 200 and "Third prompt" in page.json()["body"]
     assert session_places(server.data_dir, "s-live") == {"sessions": [API], "observations": [API]}
+
+
+def test_a_purged_project_no_longer_captures_under_its_old_name(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """acme-shop was renamed, then the new name purged: the checkout that still resolves to
+    acme-shop captures into acme-shop again, it does not bring the purged project back."""
+    shop = make_checkout(tmp_path / "shop")
+    with server.client() as client:
+        capture_session(client, "s-one", shop, "Coupon field", "Added.")
+    cli(server, "rename-project", SHOP, "shop-renamed")
+    cli(server, "purge-project", "shop-renamed", "--yes")
+    with server.client() as client:
+        capture_session(client, "s-two", shop, "Coupon limits", "Limited.")
+        projects = client.get("/api/v1/projects").json()
+    names = sorted(p["name"] for p in projects["projects"])
+    assert "shop-renamed" not in names and SHOP in names
+    assert session_places(server.data_dir, "s-two") == {"sessions": [SHOP], "observations": [SHOP]}
