@@ -1,4 +1,4 @@
-"""The MCP server: every tool registered, mounted at /mcp in the main app."""
+"""The MCP server: every tool registered, served at /mcp by ``ai_memory.mcp.lazy``."""
 
 from __future__ import annotations
 
@@ -29,11 +29,9 @@ from ai_memory.mcp.args import check_text_arguments
 from ai_memory.mcp.deps import Ctx, ToolDeps
 from ai_memory.mcp.errors import invalid_params
 from ai_memory.mcp.instructions import server_instructions
+from ai_memory.mcp.lazy import MCP_PATH
 from ai_memory.mcp.wire_check import RefuseUnstorableArguments
 from ai_memory.runtime import Runtime
-
-MCP_PATH = "/mcp"
-
 
 # Argument names that are Python keywords: ``global`` on the wire, ``global_`` in code.
 WIRE_NAMES = {"global_": "global", "search_": "search"}
@@ -85,11 +83,11 @@ def build_server(get_runtime: Callable[[], Runtime | None]) -> MemoryServer:
     return server
 
 
-def mount(app: Any, server: MemoryServer) -> None:
-    """Add the streamable HTTP endpoint to ``app`` (stateless, JSON answers).
+def endpoint_of(server: MemoryServer) -> Any:
+    """The streamable HTTP endpoint of ``server`` (stateless, JSON answers), as one ASGI app.
 
-    The caller's lifespan must enter ``server.session_manager.run()``: a mounted
-    app's own lifespan never runs. The SDK's own Host/Origin check is off: the
+    The caller enters ``server.session_manager.run()`` before sending it requests
+    (``ai_memory.mcp.lazy`` does). The SDK's own Host/Origin check is off: the
     app's one rule (``ai_memory.web.origin``) guards /mcp like every other route.
     """
     sub = server.streamable_http_app(
@@ -100,5 +98,5 @@ def mount(app: Any, server: MemoryServer) -> None:
     )
     for route in sub.routes:
         if isinstance(route, Route) and route.path == MCP_PATH:
-            route.app = RefuseUnstorableArguments(route.app)
-    app.router.routes.extend(sub.routes)
+            return RefuseUnstorableArguments(route.app)
+    raise RuntimeError(f"the MCP SDK served no {MCP_PATH} route")

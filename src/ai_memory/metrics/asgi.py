@@ -89,11 +89,15 @@ class MetricsMiddleware:
         return self._access
 
 
-def tool_access_of(server: Any) -> ToolAccess:
-    """Read/write per tool from the MCP server's own annotations, looked up once."""
+def tool_access_of(server: Callable[[], Awaitable[Any]]) -> ToolAccess:
+    """Read/write per tool from the MCP server's own annotations, looked up once.
+
+    ``server`` waits for the (lazily built) MCP server; None when it could not be built.
+    """
 
     async def lookup() -> dict[str, str]:
-        tools = await server.list_tools()
+        built = await server()
+        tools = await built.list_tools() if built is not None else []
         result: dict[str, str] = {}
         for tool in tools:
             hints = getattr(tool, "annotations", None)

@@ -2,7 +2,8 @@
 
 Writes notify the checkpointer of the paths they touched; the thread commits
 what is pending at most once per interval, and at once on shutdown. At start,
-whatever a crash left uncommitted is found through ``git status`` and committed.
+whatever a crash left uncommitted is found through ``git status`` and committed,
+on the thread, so a start does not wait for it.
 The repository is opened (and pygit2 loaded) at the first commit, so a process
 that never commits never pays for it.
 """
@@ -55,11 +56,12 @@ class GitCheckpointer:
         self.commits = 0
 
     def start(self, *, recover: bool = True) -> None:
-        """``recover=False`` leaves the commit of what a crash left to :meth:`recover`
-        (a reindex calls it once every file has been read)."""
-        if recover:
-            self.recover()
-        self._thread = threading.Thread(target=self._run, name="ai-memory-git", daemon=True)
+        """The thread first commits what a crash left (``git status`` over the whole wiki
+        is slow, and nothing waits for it: a stop waits for the thread). ``recover=False``
+        leaves that to :meth:`recover` (a reindex calls it once every file has been read)."""
+        self._thread = threading.Thread(
+            target=self._run, args=(recover,), name="ai-memory-git", daemon=True
+        )
         self._thread.start()
 
     def notify(self, *relpaths: str) -> None:
@@ -90,7 +92,12 @@ class GitCheckpointer:
             paths, self._pending = self._pending, set()
         return paths
 
-    def _run(self) -> None:
+    def _run(self, recover: bool) -> None:
+        if recover:
+            try:
+                self.recover()
+            except Exception:  # the files are safe on disk; the next start looks again
+                log.exception("git recovery of uncommitted changes failed")
         while True:
             with self._cond:
                 while not self._pending and not self._stopping:
