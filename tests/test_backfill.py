@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from ai_memory.config import Config
+from ai_memory.hooks.ingest import parse_event, store_command
+from ai_memory.hooks.sanitize import Sanitizer
 from ai_memory.importers.discover import agent_names
 from ai_memory.importers.replay import Filters
 from ai_memory.importers.run import Source, plan
+from ai_memory.runtime import Runtime
 from tests.backfill_homes import (
     AGENTS,
     CORRUPT_LINES,
@@ -217,3 +221,29 @@ def test_a_directory_ingest_refuses_leaves_the_session_out_before_it_is_counted(
         assert len(result["errors"]) == 2
         assert any("cwd contains NUL characters" in error for error in result["errors"])
     assert rows(data_dir, "SELECT count(*) FROM observations") == [(0,)]
+
+
+def test_a_rerun_writes_the_page_an_interrupted_import_left_unwritten(
+    data_dir: Path, home: Path
+) -> None:
+    """What a SIGKILL between a session's last event and its page leaves (its events
+    stored, the session ended, no page), made by the import's own steps: the next run
+    writes the page, dated when the session ended, and stores nothing twice."""
+    agents = agent_names(["claude-code"])
+    plans, _ = plan(Source(home, {}), Filters(tuple(agents)), agents)
+    runtime = Runtime.start(Config.load(data_dir, {}), embed=False, search=False)
+    try:
+        sanitizer = Sanitizer(runtime.config.hooks.redact_patterns)
+        events = [parse_event(i["params"], i["body"], sanitizer) for i in plans[0].items]
+        runtime.writer.call(store_command(events), timeout=30)
+    finally:
+        runtime.stop()
+    session = plans[0].transcript.session_id
+    killed = f"SELECT ended_at IS NOT NULL, page_id FROM sessions WHERE session_id = '{session}'"
+    assert rows(data_dir, killed) == [(1, None)]
+    again = backfill(data_dir, home, "--agent", "claude-code")
+    assert again["duplicates"] == len(plans[0].items) and again["rejected"] == 0
+    ((ended, page_id),) = rows(data_dir, killed)
+    assert ended == 1 and page_id is not None
+    page = data_dir / "wiki" / "default" / "acme-shop" / "sessions" / f"{session}.md"
+    assert f"created: '{plans[0].transcript.ended_at}'" in page.read_text()

@@ -38,6 +38,10 @@ WHERE s.ended_at IS NOT NULL AND s.page_id IS NULL AND EXISTS (
         AND o.kind IN ('user-prompt', 'pre-tool-use', 'post-tool-use', 'stop'))
 ORDER BY s.ended_at LIMIT ?
 """
+PAGE_UNWRITTEN = """
+SELECT 1 FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?
+    AND ended_at IS NOT NULL AND page_id IS NULL
+"""
 SESSION_PAGE = """
 SELECT page_id FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?
 """
@@ -240,6 +244,12 @@ def newest_open_session(conn: sqlite3.Connection, scope: Scope, agent: str | Non
 def unwritten_pages(conn: sqlite3.Connection, limit: int = 1000) -> list[SessionKey]:
     """Sessions that ended but whose page was never written (a crash came in between)."""
     return [SessionKey(*row) for row in conn.execute(UNWRITTEN_PAGES, (limit,))]
+
+
+def page_unwritten(conn: sqlite3.Connection, key: SessionKey) -> bool:
+    """The session ended but its page was never written (a crash came in between)."""
+    ids = (key.workspace, key.project, key.session_id)
+    return conn.execute(PAGE_UNWRITTEN, ids).fetchone() is not None
 
 
 def session_page_id(conn: sqlite3.Connection, key: SessionKey) -> int | None:

@@ -17,7 +17,7 @@ from ai_memory.core.errors import AiMemoryError
 from ai_memory.hooks.capture_filter import CaptureFilter
 from ai_memory.hooks.ingest import HookEvent, parse_event, store_command
 from ai_memory.hooks.sanitize import Sanitizer
-from ai_memory.hooks.sessions import SessionKey, end_session
+from ai_memory.hooks.sessions import SessionKey, end_session, page_unwritten
 from ai_memory.importers.replay import Planned, Tally
 
 if TYPE_CHECKING:
@@ -62,13 +62,16 @@ class LocalSink:
                 tally.stored += outcome.stored
                 tally.duplicates += not outcome.stored
                 ended = ended or outcome.ended
-        if ended:
-            self._end(plan, events[-1])
+        if not events:
+            return
+        last = events[-1]
+        key = SessionKey(plan.scope.workspace, plan.scope.project, last.observation.session_id)
+        # Already ended but no page: an import killed between the two; write it now.
+        if ended or self.runtime.readers.read(lambda conn: page_unwritten(conn, key)):
+            self._end(key, last)
 
-    def _end(self, plan: Planned, last: HookEvent) -> None:
+    def _end(self, key: SessionKey, last: HookEvent) -> None:
         """The session page, dated (like its handoff) when the session ended, not today."""
-        scope = plan.scope
-        key = SessionKey(scope.workspace, scope.project, last.observation.session_id)
         ended = last.occurred_at
         wiki = self.runtime.wiki
         if ended is not None:
@@ -112,7 +115,7 @@ class HttpSink:
 
 def _reject(tally: Tally, plan: Planned, message: str) -> None:
     tally.rejected += 1
-    tally.errors.append(f"{plan.transcript.source}: {message}"[:300])
+    tally.note(f"{plan.transcript.source}: {message}")
 
 
 def chunks(values: Sequence[T], size: int) -> Iterator[Sequence[T]]:
