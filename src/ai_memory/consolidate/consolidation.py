@@ -21,11 +21,11 @@ from ai_memory.consolidate.consolidation_reads import (
     related_paths,
 )
 from ai_memory.consolidate.consolidation_schema import ConsolidationAnswer
+from ai_memory.consolidate.edge import unreinforced_search
 from ai_memory.core.errors import PreconditionFailed
 from ai_memory.core.identity import Scope
 from ai_memory.core.page import WriteResult
 from ai_memory.retrieval.models import MAX_QUERY_CHARS, SearchRequest
-from ai_memory.retrieval.scope import resolve_scope
 from ai_memory.runtime import Runtime
 from ai_memory.store import evidence, llm_jobs, pages
 from ai_memory.wiki.batch import awrite_batch
@@ -142,14 +142,7 @@ async def _related(
         workspace=state.scope.workspace,
         project=state.scope.project,
     )
-    retriever = runtime.retrieval
-    scope = resolve_scope(request)
-    now = retriever.clock()
-    # The engine alone: a consolidation reading pages is no agent's use of them, so
-    # nothing is reinforced.
-    response = await runtime.readers.aread(
-        lambda conn: retriever.engine.run(conn, request, scope, now)
-    )
+    response = await unreinforced_search(runtime, request)  # no agent read these pages
     found = related_paths(response.hits, limit)
     return [p for p in found if p in state.durable]
 

@@ -11,9 +11,14 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ai_memory.core.errors import LlmBadAnswer, LlmUnavailable
+from ai_memory.retrieval.models import SearchRequest, SearchResponse
+from ai_memory.retrieval.scope import resolve_scope
+
+if TYPE_CHECKING:
+    from ai_memory.runtime import Runtime
 
 T = TypeVar("T")
 
@@ -67,3 +72,18 @@ async def bounded(
 
 def no_provider() -> Withheld:
     return Withheld("no_provider", "no [llm] provider is configured")
+
+
+async def unreinforced_search(runtime: Runtime, request: SearchRequest) -> SearchResponse:
+    """The search engine alone: no hit counts as read, so the caller decides which did
+    (a rerank shows fewer hits than it fetched; a consolidation is no agent's read)."""
+    retriever = runtime.retrieval
+    scope = resolve_scope(request)
+    now = retriever.clock()
+    return await runtime.readers.aread(lambda conn: retriever.engine.run(conn, request, scope, now))
+
+
+def shown_pages(data: dict[str, Any]) -> list[int]:
+    """The current page versions an answer shows: what reinforcement counts as read."""
+    hits = [*data["hits"], *data.get("global_hits", [])]
+    return [hit["page_id"] for hit in hits if not hit.get("superseded")]

@@ -16,10 +16,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from ai_memory.config_llm import AnswerSettings
-from ai_memory.consolidate.edge import Slots, Withheld, bounded, no_provider
+from ai_memory.consolidate.edge import (
+    Slots,
+    Withheld,
+    bounded,
+    no_provider,
+    shown_pages,
+    unreinforced_search,
+)
 from ai_memory.core.fence import fence
 from ai_memory.retrieval.models import SearchRequest
-from ai_memory.retrieval.search import search
 
 if TYPE_CHECKING:
     from ai_memory.llm.chat import Chat
@@ -49,11 +55,12 @@ async def reranked_search(runtime: Runtime, request: SearchRequest, slots: Slots
     wanted = request.limit
     if runtime.llm is not None:
         request = request.model_copy(update={"limit": max(wanted, settings.rerank_top)})
-    data = (await search(runtime.retrieval, request)).to_dict()
+    data = (await unreinforced_search(runtime, request)).to_dict()
     hits, info = await rerank(runtime.llm, request.query, data["hits"], settings, slots)
     data["hits"] = hits[:wanted]
     for key in ("raw_hits", "global_hits"):
         data[key] = data[key][:wanted]
+    runtime.retrieval.reinforcer.later(shown_pages(data))  # not the hits cut away
     if "explain" in data:
         data["explain"]["rerank"] = info
     return data
