@@ -56,3 +56,19 @@ def test_an_answer_of_the_wrong_shape_is_a_bad_answer(
                 )
             )
         )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"promptFeedback": {"blockReason": "SAFETY " + "x" * 5000}},
+        {"candidates": [{"finishReason": "OTHER\n" + "x" * 5000}]},
+    ],
+)
+def test_a_reason_code_the_service_sends_is_cut_short_in_the_error(
+    body: Any, fake_llm: FakeLlm, tmp_path: Path
+) -> None:
+    fake_llm.push(raw(body))
+    with pytest.raises(LlmBadAnswer) as raised:
+        run(ask(chat_from(tmp_path, llm_env("gemini", fake_llm.gemini_url, GEMINI_API_KEY="k"))))
+    assert len(raised.value.message) < 200 and "\n" not in raised.value.message

@@ -32,7 +32,7 @@ class Gemini(Provider):
         payload = await self.post(f"{self.base_url}/models/{self.model}:generateContent", body)
         feedback = payload.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason"):
-            raise self.bad(f"the prompt was blocked ({feedback['blockReason']})")
+            raise self.bad(f"the prompt was blocked ({_code(feedback['blockReason'])})")
         candidates = payload.get("candidates")
         if not isinstance(candidates, list) or not candidates:
             raise self.bad("the response has no candidates")
@@ -41,7 +41,7 @@ class Gemini(Provider):
         if reason == "MAX_TOKENS":
             raise self.bad("the answer was truncated (finishReason=MAX_TOKENS)")
         if reason != "STOP":
-            raise self.bad(f"the answer stopped early (finishReason={reason})")
+            raise self.bad(f"the answer stopped early (finishReason={_code(reason)})")
         content = first.get("content")
         parts = content.get("parts", []) if isinstance(content, dict) else []
         texts = [p.get("text", "") for p in parts if isinstance(p, dict)] if parts else []
@@ -51,3 +51,9 @@ class Gemini(Provider):
         if not text.strip():
             raise self.bad("the answer is empty")
         return text
+
+
+def _code(value: object) -> str:
+    """A reason code the service sent, as an error may show it: short, one line."""
+    text = str(value)
+    return text if len(text) <= 40 and text.isprintable() else repr(text[:40]) + "…"
