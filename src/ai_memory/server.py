@@ -19,7 +19,7 @@ from ai_memory.core.errors import ConfigError, InvalidInput, NotInitialised
 from ai_memory.hooks.service import HookService
 from ai_memory.maintenance.jobs import MaintenanceJobs
 from ai_memory.maintenance.scheduler import Scheduler
-from ai_memory.mcp.server import build_server, mount
+from ai_memory.mcp.lazy import LazyMcp
 from ai_memory.metrics.asgi import MetricsMiddleware, tool_access_of
 from ai_memory.metrics.registry import Metrics
 from ai_memory.runtime import Runtime
@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 def create_app(config: Config, token: str) -> FastAPI:
     """The whole server as one ASGI app; the runtime starts and stops with its lifespan."""
     refuse_newer_database(config.db_path)
-    mcp_server = build_server(lambda: getattr(app.state, "runtime", None))
+    mcp = LazyMcp(lambda: getattr(app.state, "runtime", None))  # built once the app answers
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -72,7 +72,7 @@ def create_app(config: Config, token: str) -> FastAPI:
         # What hooks spooled while the server was down, then what they spool while it runs.
         drain = start_spool_drain(hooks, config.data_dir, config.hooks.spool_recheck_s)
         try:
-            async with mcp_server.session_manager.run():
+            async with mcp.running():
                 yield
         finally:
             drain.cancel()
@@ -108,12 +108,12 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(hygiene_projects_api.router)
     app.include_router(pending_api.router)
     app.include_router(ui.build_router(token))
-    mount(app, mcp_server)
+    app.router.routes.append(mcp.route())
     # The last middleware added runs first: Host/Origin, then auth, before anything
     # reads a body; the hook ingest routes are answered innermost, ahead of the router.
     app.add_middleware(HookRoutes, hooks=lambda: getattr(app.state, "hooks", None))
     app.add_middleware(
-        MetricsMiddleware, metrics=app.state.metrics, tool_access=tool_access_of(mcp_server)
+        MetricsMiddleware, metrics=app.state.metrics, tool_access=tool_access_of(mcp.server)
     )
     app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)
     app.add_middleware(InFlightLimit, limit=config.server.max_requests_in_flight)
