@@ -13,8 +13,15 @@ from collections.abc import Iterable
 
 Key = tuple[str, str, str]  # (workspace, project, path)
 Stamp = tuple[int, int, str]  # (size, mtime_ns, content_hash)
+Stat = tuple[int, int]  # (size, mtime_ns)
 
-ALL_STAMPS = "SELECT workspace, project, path, size, mtime_ns, content_hash FROM file_stamps"
+# Only the stamps whose hash is the one the index holds: a file still at its stamp is
+# then unchanged since it was indexed.
+CURRENT_STAMPS = """
+SELECT s.workspace, s.project, s.path, s.size, s.mtime_ns FROM file_stamps s
+JOIN pages p ON p.workspace = s.workspace AND p.project = s.project AND p.path = s.path
+    AND p.is_latest = 1 AND p.content_hash = s.content_hash
+"""
 UPSERT_STAMP = """
 INSERT INTO file_stamps(workspace, project, path, size, mtime_ns, content_hash)
 VALUES (?, ?, ?, ?, ?, ?)
@@ -23,8 +30,8 @@ ON CONFLICT (workspace, project, path) DO UPDATE SET size = excluded.size,
 """
 
 
-def all_stamps(conn: sqlite3.Connection) -> dict[Key, Stamp]:
-    return {(r[0], r[1], r[2]): (int(r[3]), int(r[4]), str(r[5])) for r in conn.execute(ALL_STAMPS)}
+def current_stamps(conn: sqlite3.Connection) -> dict[Key, Stat]:
+    return {(r[0], r[1], r[2]): (int(r[3]), int(r[4])) for r in conn.execute(CURRENT_STAMPS)}
 
 
 def record(conn: sqlite3.Connection, stamps: Iterable[tuple[Key, Stamp]]) -> None:

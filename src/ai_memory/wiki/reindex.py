@@ -27,7 +27,7 @@ from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.page import PageDocument
 from ai_memory.store import pages
-from ai_memory.store.stamps import Key, Stamp, all_stamps, record
+from ai_memory.store.stamps import Key, Stamp, Stat, current_stamps, record
 from ai_memory.wiki.parse import Chunk, Outcome, digest, document, parse_chunk, read_bytes
 from ai_memory.wiki.wiki import Wiki
 
@@ -40,7 +40,6 @@ Progress = Callable[[int, int], None]
 # A file changed this recently may change again within the same modification-time tick,
 # so its stamp is not recorded: the next check reads it again.
 SETTLED_NS = 2_000_000_000
-Stat = tuple[int, int]  # (size, mtime_ns)
 
 
 @dataclass(slots=True)
@@ -97,8 +96,8 @@ def reconcile(
     # last hashed to that is not even read. That keeps a start over a large wiki short.
     known = wiki.readers.read(_latest_hashes)
     stats = _stat_all(listed)  # before any file is read: a later edit moves the stamp
-    stamps = {} if full else wiki.readers.read(all_stamps)
-    to_read = [ref for ref in files if not _trusted(_key(ref), stats.get(ref), stamps, known)]
+    stamps = {} if full else wiki.readers.read(current_stamps)
+    to_read = [ref for ref in files if not _trusted(stats.get(ref), stamps.get(_key(ref)))]
     report.unchanged = done = len(files) - len(to_read)
     chunks = _chunks(str(wiki.root), to_read, known, full)
     parsed = pool.stream(chunks) if pool is not None else map(parse_chunk, chunks)
@@ -139,10 +138,9 @@ def _stat_all(listed: list[tuple[PageRef, Path]]) -> dict[PageRef, Stat]:
     return stats
 
 
-def _trusted(key: Key, stat: Stat | None, stamps: dict[Key, Stamp], known: dict[Key, str]) -> bool:
+def _trusted(stat: Stat | None, stamp: Stat | None) -> bool:
     """The file is what it was when it hashed to what the index holds."""
-    stamp = stamps.get(key)
-    return stat is not None and stamp is not None and stamp == (*stat, known.get(key))
+    return stat is not None and stat == stamp
 
 
 def _fresh_stamps(
