@@ -74,12 +74,14 @@ def run_operation(
         lock.release()
 
 
-def _confirm(yes: bool, dry_run: bool, what: str) -> None:
+def confirm(yes: bool, dry_run: bool, what: str) -> None:
+    """No command prompts: a change that needs confirming needs ``--yes`` (or a dry run)."""
     if not yes and not dry_run:
-        raise InvalidInput(f"{what} cannot be undone: pass --yes to do it, or --dry-run to see it")
+        raise InvalidInput(f"{what}: pass --yes to do it, or --dry-run to see it")
 
 
-def _show(report: HygieneReport, as_json: bool) -> None:
+def show(report: HygieneReport, as_json: bool) -> None:
+    """The report as JSON, or its summary with the warnings on stderr."""
     if as_json:
         emit_json(report.to_json())
         return
@@ -87,7 +89,7 @@ def _show(report: HygieneReport, as_json: bool) -> None:
         if line.lstrip().startswith("warning:"):
             err.print(styled("warning:", "yellow"), line.split("warning:", 1)[1].strip())
         else:
-            out.print(line, soft_wrap=True)
+            out.print(line, soft_wrap=True, highlight=False)
 
 
 def purge_session(
@@ -114,7 +116,7 @@ def purge_session(
     from ai_memory.hygiene import history
     from ai_memory.hygiene import sessions as ops
 
-    _confirm(yes, dry_run, f"purging session {session_id}")
+    confirm(yes, dry_run, f"purging session {session_id} cannot be undone")
     config = load_config_owning(data_dir)
     if rewrite_history and not dry_run:
         err.print(styled("warning:", "yellow"), history.WARNING)
@@ -139,7 +141,7 @@ def purge_session(
         )
         if rewrite_history:
             report.warnings.append(f"would also rewrite history: {history.WARNING}")
-    _show(report, as_json)
+    show(report, as_json)
 
 
 def move_session(
@@ -182,7 +184,7 @@ def move_session(
             rt, session_id, target, workspace=workspace, project=project, dry_run=dry_run
         ),
     )
-    _show(report, as_json)
+    show(report, as_json)
 
 
 def purge_project(
@@ -202,7 +204,7 @@ def purge_project(
     from ai_memory.hygiene.purge_project import purge_project as purge
 
     scope = Scope.of(workspace, project)
-    _confirm(yes, dry_run, f"purging project {scope}")
+    confirm(yes, dry_run, f"purging project {scope} cannot be undone")
     config = load_config_owning(data_dir)
     body = {
         "project": scope.project,
@@ -217,7 +219,7 @@ def purge_project(
         body,
         lambda rt: purge(rt, scope, dry_run=dry_run, force_global=force_global),
     )
-    _show(report, as_json)
+    show(report, as_json)
 
 
 def export(
@@ -242,4 +244,4 @@ def export(
         report = export_project(
             conn, config.data_dir, config.wiki_dir, scope, to, force=force, dry_run=dry_run
         )
-    _show(report, as_json)
+    show(report, as_json)

@@ -14,17 +14,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ai_memory.cli.hygiene import DryRun, confirm, run_operation, show
 from ai_memory.cli.options import DataDir, Json, ServerUrl, load_config_owning
 from ai_memory.cli.output import emit_json, err, out, styled
-from ai_memory.core.errors import InvalidInput
 
 if TYPE_CHECKING:
     from ai_memory.hygiene.report import HygieneReport
     from ai_memory.runtime import Runtime
 
-DryRun = Annotated[
-    bool, typer.Option("--dry-run", help="Report what would change; change nothing.")
-]
 Yes = Annotated[bool, typer.Option("--yes", help="Confirm the change (not needed with --dry-run).")]
 InWorkspace = Annotated[str, typer.Option("--workspace", "-w", help="Workspace of the project.")]
 
@@ -191,11 +188,6 @@ def uninstall(
         out.print("nothing of ai-memory's found; nothing to change")
 
 
-def confirm(yes: bool, dry_run: bool, what: str) -> None:
-    if not (yes or dry_run):
-        raise InvalidInput(f"{what}; add --yes to go ahead, or --dry-run to see what changes")
-
-
 def _run(
     operation: str,
     payload: dict[str, Any],
@@ -205,17 +197,8 @@ def _run(
     server: str | None,
 ) -> None:
     """The server's answer when one owns the data dir, else ``local`` under its lock."""
-    from ai_memory.cli.hygiene import run_operation
-
     config = load_config_owning(data_dir)
-    show(run_operation(config, server, operation, payload, local), json_output)
-
-
-def show(report: HygieneReport, json_output: bool) -> None:
-    if json_output:
-        emit_json(report.to_json())
-        return
-    for line in report.summary_lines():
-        out.print(line, soft_wrap=True, highlight=False)
-    if report.collisions and report.dry_run:
+    report = run_operation(config, server, operation, payload, local)
+    show(report, json_output)
+    if report.collisions and report.dry_run and not json_output:
         err.print(styled("collisions:", "yellow"), "choose --on-collision keep-dst or suffix")
