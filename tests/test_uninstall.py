@@ -221,3 +221,20 @@ def test_a_symlinked_config_is_restored_through_its_link(tmp_path: Path, data_di
     assert done.returncode == 0, done.stderr
     assert link.is_symlink() and link.resolve() == real.resolve()
     assert real.read_text() == "{}\n"
+
+
+@pytest.mark.slow  # the real CLI
+def test_a_malformed_config_is_named_and_nothing_changes(tmp_path: Path, data_dir: Path) -> None:
+    home = tmp_path / "home"
+    codex = home / ".codex" / "config.toml"
+    codex.parent.mkdir(parents=True)
+    broken = b'model = "o3\n\n[mcp_servers.ai-memory]\ncommand = "ai-memory"\n'
+    codex.write_bytes(broken)
+    cursor = home / ".cursor" / "mcp.json"
+    cursor.parent.mkdir(parents=True)
+    cursor.write_text('{"mcpServers": {"ai-memory": {"command": "ai-memory"}}}\n')
+    done = run_cli("uninstall", "--yes", data_dir=data_dir, env=clean_env(HOME=str(home)))
+    assert done.returncode == 1, done.stdout
+    assert f"{codex} is not valid TOML".encode() in done.stderr
+    assert b"Traceback" not in done.stderr
+    assert codex.read_bytes() == broken and cursor.exists()

@@ -224,7 +224,11 @@ def _decide(
 def _toml_change(path: Path, part: str) -> FileChange | None:
     if not path.is_file():
         return None
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+        tomllib.loads(text)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidInput(f"{path} is not valid TOML ({exc}); nothing was changed") from exc
     kept = mcp_install._without_our_tables(text)
     if kept == text:
         return None
