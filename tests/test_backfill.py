@@ -189,7 +189,8 @@ def test_through_a_running_server_searchable(data_dir: Path, home: Path) -> None
 def test_occurred_at_is_bounded(server: ServerProcess) -> None:
     params = {"project": "p", "event": "user-prompt", "agent": "codex", "session_id": "s1"}
     with server.client() as client:
-        for bad in ("1999-12-31T00:00:00Z", "2999-01-01T00:00:00Z", "yesterday"):
+        edges = ("0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "0999-06-01")
+        for bad in ("1999-12-31T00:00:00Z", "2999-01-01T00:00:00Z", "yesterday", *edges):
             answer = client.post(
                 "/hook", params={**params, "occurred_at": bad}, json={"prompt": "x"}
             )

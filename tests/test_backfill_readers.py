@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ai_memory.importers import claude_code, codex, discover, gemini, opencode
-from ai_memory.importers.lines import MAX_LINE_BYTES
+from ai_memory.importers.lines import MAX_LINE_BYTES, iso_time
 from ai_memory.importers.model import Transcript, Unreadable
 from tests.backfill_homes import FIXTURES
 
@@ -138,3 +138,16 @@ def test_a_pipe_a_device_or_an_endless_line_is_unreadable_or_skipped(tmp_path: P
     assert [e.payload.get("prompt") for e in long.entries if e.kind == "user-prompt"] == [
         "kept prompt"
     ]
+
+
+def test_times_in_every_format_sort_as_they_happened() -> None:
+    """``--since 0999-01-01`` and a transcript's far-past clock sort before 2000, not after."""
+    given = ["0999-01-01", "0001-01-01T00:00:00Z", 1700000000, 1700000000000,
+             "2026-11-01T10:00:00.123456789Z", "2026-11-01T12:00+01:00", "9999-12-31"]  # fmt: skip
+    found = [iso_time(value) for value in given]
+    assert all(value is not None and len(value) == 27 for value in found), found
+    assert found[1] <= found[0] < found[2] == found[3] < found[4] < found[5] < found[6]  # type: ignore[operator]
+    assert [iso_time(v) for v in ("yesterday", "1700000000", True, float("nan"))] == [None] * 4
+    # At the ends of the calendar a time zone shift must not raise (it cost the whole import).
+    assert iso_time("0001-01-01T00:00:00+01:00") == found[1]
+    assert iso_time("9999-12-31T23:59:59-01:00") == "9999-12-31T23:59:59.999999Z"

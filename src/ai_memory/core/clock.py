@@ -10,7 +10,25 @@ def utc_now() -> datetime:
 
 
 def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = moment.astimezone(UTC)
+    return f"{utc.year:04d}" + utc.strftime("-%m-%dT%H:%M:%S.%fZ")  # "%Y" gives "999"
+
+
+def parse_iso(value: str) -> str | None:
+    """An ISO 8601 date or time (no zone: UTC) in the store's format; None if it is not one.
+
+    A time zone shift past the calendar's ends stops at them instead of overflowing.
+    """
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    try:
+        return iso(moment)
+    except OverflowError:
+        return iso((datetime.min if moment.year == 1 else datetime.max).replace(tzinfo=UTC))
 
 
 def now_iso() -> str:

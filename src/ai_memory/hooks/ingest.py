@@ -11,9 +11,9 @@ import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
-from ai_memory.core.clock import iso, now_iso
+from ai_memory.core.clock import iso, now_iso, parse_iso
 from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import Scope
 from ai_memory.core.text import fts_text
@@ -273,13 +273,9 @@ def occurred_at(value: str | None, clock: Callable[[], str] = now_iso) -> str | 
     so a wrong clock in a transcript can neither date work in the future nor before 2000."""
     if value is None:
         return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidInput("occurred_at must be an ISO 8601 date and time") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    stamp = iso(moment)
+    stamp = parse_iso(value)
+    if stamp is None:
+        raise InvalidInput("occurred_at must be an ISO 8601 date and time")
     latest = iso(datetime.fromisoformat(clock()) + timedelta(minutes=5))
     if not OCCURRED_MIN <= stamp <= latest:
         raise InvalidInput(f"occurred_at {value[:40]!r} is before 2000 or in the future")

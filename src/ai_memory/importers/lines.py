@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ai_memory.core.clock import iso
+from ai_memory.core.clock import iso, parse_iso
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a line larger than this is skipped, never parsed
 
@@ -84,13 +84,7 @@ def iso_time(value: object) -> str | None:
         except (OverflowError, OSError, ValueError):
             return None
     if isinstance(value, str) and value.strip():
-        try:
-            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return iso(moment)
+        return parse_iso(value)
     return None
 
 
