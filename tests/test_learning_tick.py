@@ -61,3 +61,36 @@ def test_a_provider_that_cannot_answer_leaves_the_session_for_the_next_tick(
         (bad,) = client.portal.call(tick)  # a bad answer moves past the session
         assert bad["session_id"] == "s-1" and "error" in bad
         assert client.portal.call(tick) == []
+
+
+def test_a_review_the_provider_refuses_moves_past_the_session(
+    data_dir: Path, fake_llm: FakeLlm
+) -> None:
+    """A 400 (say, a session too long for the model's context) would be refused again
+    every hour: the session is passed, not retried forever ahead of the newer ones."""
+    from tests.fake_llm import error
+
+    with app_client(data_dir, **llm_settings(fake_llm)) as client:
+        finish_session(client, "shop", "s-1", "a session the model cannot take")
+        fake_llm.push(error(400, "maximum context length exceeded"))
+        tick = client.app.state.learning.tick
+        (refused,) = client.portal.call(tick)
+        assert refused["session_id"] == "s-1" and "HTTP 400" in refused["error"]
+        finish_session(client, "shop", "s-2", "a later lesson")
+        fake_llm.push(review())
+        assert [r["session_id"] for r in client.portal.call(tick)] == ["s-2"]
+        assert len(fake_llm.requests) == 2
+
+
+def test_a_refused_key_leaves_the_session_for_the_next_tick(
+    data_dir: Path, fake_llm: FakeLlm
+) -> None:
+    from tests.fake_llm import error
+
+    with app_client(data_dir, **llm_settings(fake_llm)) as client:
+        finish_session(client, "shop", "s-1", "a lesson")
+        fake_llm.push(error(401, "invalid key"))
+        tick = client.app.state.learning.tick
+        assert client.portal.call(tick) == []  # the key is fixed, then the session is read
+        fake_llm.push(review())
+        assert [r["session_id"] for r in client.portal.call(tick)] == ["s-1"]

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from ai_memory.llm.chat import Chat
 
 log = logging.getLogger(__name__)
+# What a provider answers to the request itself (too long for the model, say), not to
+# the key or the model: the same session would be refused again at every tick.
+REQUEST_REFUSED = frozenset({"http_400", "http_413", "http_422"})
 
 
 async def improve(
@@ -131,10 +134,13 @@ class LearningLoop:
             try:
                 report = await improve(self.wiki, chat, self.settings, scope, session_id)
                 done.append(report.to_dict())
-            except LlmUnavailable:
-                log.warning("learning: no provider answered; %s waits for the next tick", scope)
-                continue
             except AiMemoryError as exc:
+                # Every candidate down, or a key or model refused: try again later. A bad
+                # answer or a refused request would come again at every tick: passed.
+                refused = exc.details.get("reason") in REQUEST_REFUSED
+                if isinstance(exc, LlmUnavailable) and not refused:
+                    log.warning("learning: no provider answered; %s waits for the next tick", scope)
+                    continue
                 log.warning("learning: session %s of %s: %s", session_id, scope, exc.message)
                 done.append({"session_id": session_id, "error": exc.message})
             await self.wiki.writer.run(
