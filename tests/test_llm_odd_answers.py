@@ -72,3 +72,11 @@ def test_a_reason_code_the_service_sends_is_cut_short_in_the_error(
     with pytest.raises(LlmBadAnswer) as raised:
         run(ask(chat_from(tmp_path, llm_env("gemini", fake_llm.gemini_url, GEMINI_API_KEY="k"))))
     assert len(raised.value.message) < 200 and "\n" not in raised.value.message
+
+
+def test_an_answer_that_does_not_decode_is_a_bad_answer(fake_llm: FakeLlm, tmp_path: Path) -> None:
+    from tests.fake_llm import Reply
+
+    fake_llm.push(Reply(raw={"choices": []}, headers={"Content-Encoding": "gzip"}))
+    with pytest.raises(LlmBadAnswer, match="decode"):
+        run(ask(chat_from(tmp_path, llm_env("openai-compat", fake_llm.openai_url))))

@@ -66,6 +66,8 @@ class Provider(ABC):
                         raise Transient(f"http_{status}", message, after)
                     raise Rejected(f"http_{status}", message)
                 raw = await aread_capped(response)
+        except httpx.DecodingError:
+            raise self.bad("the response does not decode (its Content-Encoding)") from None
         except httpx.TimeoutException:
             raise Transient("timeout", f"{self.label}: timed out") from None
         except httpx.TransportError as exc:
