@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_memory.importers.lines import iso_time, json_lines, text_of
-from ai_memory.importers.model import Transcript, Unreadable
+from ai_memory.importers.model import Transcript, Unreadable, read_each
 from ai_memory.importers.turns import TurnLog
 
 AGENT = "codex"
@@ -40,11 +40,7 @@ def transcripts(home: Path, env: Mapping[str, str]) -> Iterator[Transcript | Unr
     sessions = root(home, env) / "sessions"
     if not sessions.is_dir():
         return
-    for path in sorted(sessions.rglob("rollout-*.jsonl")):
-        try:
-            yield read(path)
-        except OSError as exc:
-            yield Unreadable(AGENT, str(path), exc.strerror or str(exc))
+    yield from read_each(AGENT, sorted(sessions.rglob("rollout-*.jsonl")), read)
 
 
 def read(path: Path) -> Transcript:

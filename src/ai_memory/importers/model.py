@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -51,3 +53,14 @@ class Unreadable:
     agent: str
     source: str
     reason: str
+
+
+def read_each(
+    agent: str, paths: Iterable[Path], read: Callable[[Path], Transcript]
+) -> Iterator[Transcript | Unreadable]:
+    """Each file read, or reported unreadable: one bad file never stops the others."""
+    for path in paths:
+        try:
+            yield read(path)
+        except OSError as exc:
+            yield Unreadable(agent, str(path), exc.strerror or str(exc))
