@@ -190,3 +190,18 @@ def test_doctor_names_the_missing_key(data_dir: Path, tmp_path: Path) -> None:
     assert finding.severity is Severity.ERROR and "GEMINI_API_KEY" in finding.message
     ctx = DoctorContext.load(data_dir, tmp_path, {**env, "GEMINI_API_KEY": "k"})
     assert [f.severity for f in check_llm(ctx)] == [Severity.OK]
+
+
+def test_a_section_error_names_the_variables_it_came_from(tmp_path: Path) -> None:
+    """Configured through the environment only: the error names the variables, never a
+    config.toml that does not exist."""
+    env = {"AI_MEMORY_LLM__PROVIDER": "openai-compat", "AI_MEMORY_LLM__MODEL": "m"}
+    with pytest.raises(ConfigError, match="needs base_url") as raised:
+        Config.load(tmp_path, env=env)
+    message = raised.value.message
+    assert "AI_MEMORY_LLM__PROVIDER" in message and "config.toml" not in message
+    fallbacks = {**env, "AI_MEMORY_LLM__BASE_URL": "http://127.0.0.1:9/v1"}
+    fallbacks["AI_MEMORY_LLM_FALLBACKS"] = '[{"provider": "openai"}]'
+    with pytest.raises(ConfigError, match="model") as raised:
+        Config.load(tmp_path, env=fallbacks)
+    assert "environment variable AI_MEMORY_LLM_FALLBACKS" in raised.value.message

@@ -348,11 +348,21 @@ def _env_value(value: str) -> Any:
     return value
 
 
+def _where(key: tuple[str, ...], sources: dict[tuple[str, ...], str], file: Path) -> str:
+    """Where ``key`` was set: itself or the nearest key above it (a JSON list), else the
+    keys below it (a section's own check), else the config file."""
+    for end in range(len(key), 0, -1):
+        if key[:end] in sources:
+            return sources[key[:end]]
+    below = sorted({where for k, where in sources.items() if key and k[: len(key)] == key})
+    return ", ".join(below) or str(file)
+
+
 def _describe(exc: ValidationError, sources: dict[tuple[str, ...], str], file: Path) -> str:
     lines = []
     for error in exc.errors():
         key = tuple(str(part) for part in error["loc"])
-        where = sources.get(key, str(file))
+        where = _where(key, sources, file)
         dotted = ".".join(key)
         if error["type"] == "extra_forbidden":
             lines.append(f"{where}: unknown setting {dotted!r}")
