@@ -29,4 +29,3 @@ def record(
     conn.execute(
         INSERT, (page_id, workspace, project, path, session_id, relation, now, page_id, session_id)
     )
-
