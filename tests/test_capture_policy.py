@@ -229,6 +229,7 @@ def test_a_malformed_policy_captures_nothing_and_says_why(data_dir: Path, tmp_pa
         'capture_assistant = "yes"': "capture_assistant must be true or false",
         'modes = "off"': "no key 'modes'",
         "mode = = 1": "not valid TOML",
+        'mode = "full"\n[other]\nnote = "a" "b"': "not valid TOML",  # outside [capture] too
     }
     for index, (line, message) in enumerate(cases.items()):
         checkout = policy_checkout(tmp_path / f"bad{index}", line)

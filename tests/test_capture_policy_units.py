@@ -78,6 +78,9 @@ def test_the_plain_reader_agrees_with_tomllib(text: str) -> None:
         "[capture]\nexclude = [1, 2]\n",
         '[capture]\nexclude = ["a"\n',  # never closed
         'capture.mode = "off"\n',
+        'project = "a"\nproject = "b"\n[capture]\nmode = "full"\n',  # a key twice elsewhere
+        '[other]\nx = "a" "b"\n[capture]\nmode = "full"\n',  # junk after a value elsewhere
+        '[other]\nx = {y = 1}\n[capture]\nmode = "full"\n',
     ],
 )
 def test_the_plain_reader_defers_to_tomllib_when_unsure(text: str) -> None:

@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # ``typing`` is slow to import: annotations only
     from collections.abc import Iterator
 
 _BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+# What a number or a date is written with (``42``, ``1.5e3``, ``0x1F``, ``inf``, ``1979-05-27``).
+_SCALAR = frozenset("0123456789+-._:abcdefABCDEFinotxZT")
 # Control characters TOML refuses in a string (a tab is allowed).
 _CONTROL = frozenset(chr(c) for c in (*range(0x09), *range(0x0A, 0x20), 0x7F))
 
@@ -35,6 +37,7 @@ def values(text: str, table: str = "") -> dict[str, str | bool | list[str]] | No
     if '"""' in text or "'''" in text:
         return None
     found: dict[str, str | bool | list[str]] = {}
+    seen: set[tuple[str, str | None]] = set()  # (table, key) of the other tables' lines
     current = ""
     lines = iter(text.splitlines())
     for raw in lines:
@@ -52,8 +55,10 @@ def values(text: str, table: str = "") -> dict[str, str | bool | list[str]] | No
             if key is None or value is None or key in found:
                 return None
             found[key] = value
-        elif not _harmless(key, value, line, current, table):
-            return None
+        elif (current, key) in seen or not _harmless(key, value, line, current, table):
+            return None  # a key set twice is not TOML: tomllib says so
+        else:
+            seen.add((current, key))
     return found
 
 
@@ -145,4 +150,7 @@ def _harmless(key: str | None, parsed: object, line: str, current: str, table: s
     if parsed is not None:
         return True
     value = line.partition("=")[2].strip()
-    return not value.startswith("[") or value.endswith("]")
+    if value.startswith("["):
+        return value.endswith("]")
+    plain = value.partition("#")[0].strip()  # a number or a date, not a string with junk after
+    return bool(plain) and all(ch in _SCALAR for ch in plain)
