@@ -81,6 +81,7 @@ def test_the_plain_reader_agrees_with_tomllib(text: str) -> None:
         'project = "a"\nproject = "b"\n[capture]\nmode = "full"\n',  # a key twice elsewhere
         '[other]\nx = "a" "b"\n[capture]\nmode = "full"\n',  # junk after a value elsewhere
         '[other]\nx = {y = 1}\n[capture]\nmode = "full"\n',
+        '[capture]\nmode = "full"\n[capture.more]\nx = 1\n',  # a sub-table is a key of it
     ],
 )
 def test_the_plain_reader_defers_to_tomllib_when_unsure(text: str) -> None:

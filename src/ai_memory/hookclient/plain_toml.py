@@ -46,8 +46,8 @@ def values(text: str, table: str = "") -> dict[str, str | bool | list[str]] | No
             continue
         if line.startswith("["):
             header = _header(line)
-            if header is None:
-                return None  # an array table, a quoted name, or a multi-line array's line
+            if header is None or (table and header.startswith(table + ".")):
+                return None  # an array table, a quoted name, a multi-line array's line, a sub-table
             current = header
             continue
         key, value = _pair(line, lines)
