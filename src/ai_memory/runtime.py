@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ai_memory.config import Config
 from ai_memory.core.errors import NotInitialised
+from ai_memory.hygiene import journal as relocation
 from ai_memory.maintenance.merging import reclaim_space
 from ai_memory.store.db import release_wal
 from ai_memory.store.files import remove_temp_files
@@ -65,6 +66,8 @@ class Runtime:
             raise NotInitialised(f"{config.data_dir} is not initialised; run `ai-memory init`")
         remove_temp_files(config.wiki_dir)  # left by a crash mid-write; never published
         prepare_upgrade(config.db_path, config.backups_dir)  # refuse newer, back up older
+        if relocation.recover(config.db_path):  # a rename/merge a crash cut short
+            log.warning("undid the file moves of a project rename or merge cut short")
         writer = Writer(
             config.db_path,
             queue_size=config.store.queue_size,

@@ -9,10 +9,10 @@ records the old name as an alias and writes the audit row. Files land before
 the COMMIT; git is checkpointed right after it. A dry run is the same plan read
 on a reader, so its report is the real run's.
 
-A crash after the renames and before the COMMIT leaves the files at the new
-place and the rows at the old one: the next start indexes the files as pages of
-the new project (nothing is lost; sessions and handoffs stay under the old name
-until the operation is run again).
+A crash after the renames and before the COMMIT would leave the files at the
+new place and the rows at the old one; the journal written before the first
+rename lets the next start put every file back first (hygiene/journal.py), so
+the operation can simply be run again.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 from ai_memory.core.errors import Conflict
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.paths import TEMP_PREFIX
+from ai_memory.hygiene import journal
 from ai_memory.hygiene.relink import relink
 from ai_memory.hygiene.report import HygieneReport
 from ai_memory.runtime import Runtime
@@ -160,21 +161,28 @@ def run(
             plan = read_plan(conn, wiki.root, operation, src, dst, decide)
         if apply_decisions is not None:
             apply_decisions(conn, plan, wiki)
-        carry_out(conn, wiki, plan)
+        carry_out(conn, wiki, plan, journal_file)
         return plan
 
-    plan = runtime.writer.call(command, timeout=None)
+    journal_file = journal.journal_path(runtime.config.db_path)
+    try:
+        plan = runtime.writer.call(command, timeout=None)
+    finally:
+        journal.end(journal_file)  # committed, or rolled back with the files undone
     _after_commit(runtime, plan)
     return plan.report(dry_run=False)
 
 
-def carry_out(conn: sqlite3.Connection, wiki: Wiki, plan: Plan) -> None:
-    """The writer part: rows, files, rewritten links, alias and audit, in one transaction."""
+def carry_out(conn: sqlite3.Connection, wiki: Wiki, plan: Plan, journal_file: Path) -> None:
+    """The writer part: rows, files, rewritten links, alias and audit, in one transaction;
+    ``journal_file`` lets the next start undo the files should a crash stop it midway."""
     now = wiki.clock()
     project_moves.move_rows(conn, plan.src, plan.dst, now)
     old_root = wiki.root / plan.src.workspace / plan.src.project
     new_root = wiki.root / plan.dst.workspace / plan.dst.project
-    moved = move_files([(old_root / old, new_root / new) for old, new in plan.files])
+    pairs = [(old_root / old, new_root / new) for old, new in plan.files]
+    journal.begin(journal_file, plan.src, pairs, _originals(wiki, plan))
+    moved = move_files(pairs)
     try:
         for rel in plan.dropped:
             wiki.writer.files.delete(old_root / rel)
@@ -254,6 +262,19 @@ def _remove_empty(folder: Path) -> None:
         parent = folder.parent
         if parent.is_dir() and not any(parent.iterdir()):
             parent.rmdir()
+
+
+def _originals(wiki: Wiki, plan: Plan) -> list[Path]:
+    """Where each file about to be rewritten or dropped is before the moves."""
+    src_root = wiki.root / plan.src.workspace / plan.src.project
+    moved_from = {new: old for old, new in plan.files}
+    found = [src_root / rel for rel in plan.dropped]
+    for ref, _ in plan.rewrites:
+        if ref.scope == plan.dst and ref.path in moved_from:
+            found.append(src_root / moved_from[ref.path])
+        else:
+            found.append(wiki.file_path(ref))
+    return found
 
 
 def _renamed_file(rel: str, plan: Plan) -> str:
