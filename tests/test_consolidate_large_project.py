@@ -1,6 +1,7 @@
-"""A project with more durable pages than the prompt lists: a consolidation that
-updates or links a page past that listing still sees it as the page it is (an update,
-a link), rather than failing the whole run by trying to create it again."""
+"""A project with more durable pages than the prompt lists: a page past that listing
+is still sent when search finds it related, and a consolidation that updates or links
+it sees it as the page it is (an update, a link), rather than failing the whole run by
+trying to create it again."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def test_a_page_past_the_listing_is_updated_and_linked(data_dir: Path) -> None:
                 PageWrite(SHOP.page(f"concepts/c{i:03d}.md"), f"# C{i}\n\nConcept {i}.\n")
                 for i in range(MAX_LISTED)
             ]
-            many.append(PageWrite(SHOP.page(LAST), "# Release\n\n1. Tag.\n"))
+            release = "# Release\n\n1. Tag.\n\nIf checkout says database is locked, stop.\n"
+            many.append(PageWrite(SHOP.page(LAST), release))
             write_batch(runtime.wiki, many, lambda conn, results: len(results))
             client.post("/hook/batch", json=session_items("big-1"))
             client.post("/api/v1/sessions/flush", params={"timeout": 30})
@@ -58,8 +60,11 @@ def test_a_page_past_the_listing_is_updated_and_linked(data_dir: Path) -> None:
                     }
                 )
             )
+            sent = fake.requests  # filled as the provider is asked
             done = client.post("/api/v1/consolidate", json={**PROJECT, "session_id": "big-1"})
             assert done.status_code == 200, done.text
+            (user,) = [m["content"] for m in sent[0].body["messages"] if m["role"] == "user"]
+            assert f"## {LAST} — Release" in user  # found by search, sent as related
             actions = {p["path"]: p["action"] for p in done.json()["pages"]}
             assert actions == {LAST: "update", "gotchas/tag-first.md": "create"}
             release = client.get(f"{PAGES}/{LAST}").json()

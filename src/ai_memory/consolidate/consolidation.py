@@ -120,13 +120,19 @@ async def _read(
 
 
 async def _read_named(runtime: Runtime, state: SessionState, answer: ConsolidationAnswer) -> None:
-    """Add to ``state`` the pages the answer writes or links that the listing left out, so
-    the plan updates (or links) them as the pages they are."""
+    """The pages the answer writes or links: the plan updates (or links) them as the
+    pages they are, even past the listing."""
     named = {draft.path for draft in answer.pages}
     named.update(link for draft in answer.pages for link in draft.links)
-    missing = sorted(named - set(state.durable))
-    found = await runtime.readers.aread(lambda conn: read_named(conn, state.scope, missing))
-    state.durable.update(found)
+    await _add_pages(runtime, state, named)
+
+
+async def _add_pages(runtime: Runtime, state: SessionState, paths: set[str]) -> None:
+    """Add to ``state`` those of ``paths`` that exist but the capped listing left out."""
+    missing = sorted(paths - set(state.durable))
+    if missing:
+        found = await runtime.readers.aread(lambda conn: read_named(conn, state.scope, missing))
+        state.durable.update(found)
 
 
 async def _related(
@@ -144,6 +150,7 @@ async def _related(
     )
     response = await unreinforced_search(runtime, request)  # no agent read these pages
     found = related_paths(response.hits, limit)
+    await _add_pages(runtime, state, set(found))
     return [p for p in found if p in state.durable]
 
 
