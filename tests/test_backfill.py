@@ -248,3 +248,22 @@ def test_a_rerun_writes_the_page_an_interrupted_import_left_unwritten(
     assert ended == 1 and page_id is not None
     page = data_dir / "wiki" / "default" / "acme-shop" / "sessions" / f"{session}.md"
     assert f"created: '{plans[0].transcript.ended_at}'" in page.read_text()
+
+
+def test_large_tool_results_reach_a_running_server(server: ServerProcess, tmp_path: Path) -> None:
+    """Tool results of 120 KB and one of 5 MB, as a transcript keeps them: cut like the live
+    hook client cuts them, and sent in batches the server's request limit accepts."""
+    projects = tmp_path / "home" / ".claude" / "projects" / "-big"
+    projects.mkdir(parents=True)
+    cwd, lines = str(checkout(tmp_path / "big")), []
+    common = {"sessionId": "big", "cwd": cwd, "timestamp": "2026-03-01T10:00:00Z"}
+    for n in range(40):
+        result = ("y" * 5_000_000) if n == 0 else (f"result {n} " * 12_000)
+        use = {"type": "tool_use", "id": f"t{n}", "name": "Read", "input": {"file_path": "a"}}
+        block = {"type": "tool_result", "tool_use_id": f"t{n}", "content": result}
+        lines.append({**common, "type": "assistant", "message": {"content": [use]}})
+        lines.append({**common, "type": "user", "message": {"content": [block]}})
+    (projects / "big.jsonl").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    done = backfill(server.data_dir, tmp_path / "home", "--server", server.url)
+    assert done["via"] == "server" and done["rejected"] == 0 and done["errors"] == []
+    assert done["accepted"] == done["events"] == 42  # start, 40 results, end

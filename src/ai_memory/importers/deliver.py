@@ -9,11 +9,14 @@ the ``[ingest]`` drop lists, :func:`store_command` (idempotent on ``ingest_key``
 from __future__ import annotations
 
 import copy
+import json
 import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ai_memory.core.errors import AiMemoryError
+from ai_memory.hookclient.deliver import BATCH_BYTES
+from ai_memory.hookclient.shrink import SMALL_FIELD_CAP, shrink
 from ai_memory.hooks.capture_filter import CaptureFilter
 from ai_memory.hooks.ingest import HookEvent, parse_event, store_command
 from ai_memory.hooks.sanitize import Sanitizer
@@ -91,7 +94,7 @@ class HttpSink:
         self.client = client
 
     def send(self, plan: Planned, tally: Tally) -> None:
-        for chunk in chunks(plan.items, BATCH):
+        for chunk in sized_chunks(plan.items):
             waiting: Sequence[dict[str, Any]] = chunk
             for attempt in range(RETRIES):
                 answer = self.client.request("POST", "/hook/batch", json=list(waiting))
@@ -121,3 +124,22 @@ def _reject(tally: Tally, plan: Planned, message: str) -> None:
 def chunks(values: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     for start in range(0, len(values), size):
         yield values[start : start + size]
+
+
+def sized_chunks(items: Sequence[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    """Batches of at most :data:`BATCH` items and about :data:`BATCH_BYTES` of JSON, like the
+    hook client's, well under the server's request limit; an item larger than that alone
+    is cut further first, as the hook client cuts one the server refused as too large."""
+    chunk: list[dict[str, Any]] = []
+    size = 0
+    for item in items:
+        length = len(json.dumps(item))
+        if length > BATCH_BYTES:
+            item = {**item, "body": shrink(item["body"], SMALL_FIELD_CAP)}
+        if chunk and (len(chunk) >= BATCH or size + length > BATCH_BYTES):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(item)
+        size += length
+    if chunk:
+        yield chunk

@@ -25,6 +25,7 @@ from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.identity import Scope
 from ai_memory.hookclient.policy import Policy, apply, load_policy
 from ai_memory.hookclient.resolve import locate_checkout
+from ai_memory.hookclient.shrink import shrink
 from ai_memory.hooks.ingest import OCCURRED_MIN, cwd_problem
 from ai_memory.importers.model import Entry, Transcript, Unreadable
 
@@ -205,6 +206,7 @@ def items(transcript: Transcript, checkout: Checkout) -> list[dict[str, Any]]:
         body = apply(checkout.policy, entry.kind, dict(entry.payload), transcript.cwd or "/")
         if body is None:
             continue
+        body = shrink(body)  # cut like the live hook client cuts what it sends
         own = {**params, "event": entry.kind, "ingest_key": ingest_key(transcript, entry)}
         if last and last >= OCCURRED_MIN:  # a clock that ran ahead is taken as now
             own["occurred_at"] = min(last, now)
