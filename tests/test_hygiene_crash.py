@@ -1,4 +1,5 @@
-"""A rename cut short by a crash between its file renames and its COMMIT.
+"""A rename cut short by a crash between its file renames and its COMMIT, and two
+hygiene operations at once.
 
 The state such a SIGKILL leaves is built with the operation's own parts (its plan, its
 journal, its file moves, a linking page already rewritten), then the data dir starts
@@ -14,6 +15,7 @@ from pathlib import Path
 from ai_memory.config import Config
 from ai_memory.core.identity import Scope
 from ai_memory.hygiene import journal
+from ai_memory.hygiene.exclusive import one_at_a_time
 from ai_memory.hygiene.relocate import move_files, read_plan
 from tests.hooks_support import app_client
 from tests.test_hygiene_projects import (
@@ -90,4 +92,23 @@ def test_a_journal_left_after_the_commit_changes_nothing(data_dir: Path) -> None
     with app_client(data_dir) as client:
         assert "store:concepts/cart.md" in search(client, "zebrafish", "default", "store")
     assert moved.exists() and not journal.journal_path(db_path).exists()
+    assert_reindex_changes_nothing(data_dir)
+
+
+def test_no_operation_lands_between_the_steps_of_a_purge(data_dir: Path) -> None:
+    """A purge-project holds the data dir's hygiene lock through all its steps: a rename
+    or session move then is refused (409) and changes nothing, and works afterwards."""
+    db_path = Config.load(data_dir, {}).db_path
+    with app_client(data_dir) as client:
+        populate(client)
+        with one_at_a_time(db_path, "purge-project"):  # as a purge of shop in its steps
+            for op, body in (
+                ("rename-project", {"project": "shop", "new_name": "store"}),
+                ("move-session", {"session_id": "s-1", "to_project": "billing"}),
+            ):
+                refused = client.post(f"/admin/hygiene/{op}", json=body)
+                assert refused.status_code == 409, refused.text
+                assert "purge-project is running" in refused.text
+        assert "shop:concepts/cart.md" in search(client, "zebrafish", "default", "shop")
+        hygiene(client, "rename-project", workspace="default", project="shop", new_name="store")
     assert_reindex_changes_nothing(data_dir)

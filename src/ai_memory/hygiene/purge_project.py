@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ai_memory.core.errors import InvalidInput, NotFound
 from ai_memory.core.identity import GLOBAL_PROJECT, Scope
+from ai_memory.hygiene.exclusive import one_at_a_time
 from ai_memory.hygiene.report import HygieneReport
 from ai_memory.hygiene.scrub import scrubbing, settle
 from ai_memory.runtime import Runtime
@@ -63,6 +64,15 @@ def purge_project(
     )
     if dry_run:
         return report
+    with one_at_a_time(runtime.config.db_path, "purge-project"):
+        _purge(runtime, report, scope, folder, actor)
+    return report
+
+
+def _purge(runtime: Runtime, report: HygieneReport, scope: Scope, folder: Path, actor: str) -> None:
+    """The steps of a real purge, then the folder and the checkpoint."""
+    wiki = runtime.wiki
+    params = {"ws": scope.workspace, "proj": scope.project}
 
     def capture(conn: sqlite3.Connection) -> None:
         conn.execute(sql.UNINDEX_PROJECT_OBSERVATIONS, params)
@@ -104,8 +114,7 @@ def purge_project(
     shutil.rmtree(folder, ignore_errors=True)
     if folder.parent.is_dir():
         fsync_dir(folder.parent)
-    settle(runtime, report, files)
-    return report
+    settle(runtime, report, report.files)
 
 
 def _remove_some_observations(conn: sqlite3.Connection, params: Mapping[str, object]) -> int:

@@ -29,6 +29,7 @@ from ai_memory.core.errors import Conflict
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.paths import TEMP_PREFIX
 from ai_memory.hygiene import journal
+from ai_memory.hygiene.exclusive import one_at_a_time
 from ai_memory.hygiene.relink import relink
 from ai_memory.hygiene.report import HygieneReport
 from ai_memory.runtime import Runtime
@@ -165,11 +166,12 @@ def run(
         return plan
 
     journal_file = journal.journal_path(runtime.config.db_path)
-    try:
-        plan = runtime.writer.call(command, timeout=None)
-    finally:
-        journal.end(journal_file)  # committed, or rolled back with the files undone
-    _after_commit(runtime, plan)
+    with one_at_a_time(runtime.config.db_path, operation):
+        try:
+            plan = runtime.writer.call(command, timeout=None)
+        finally:
+            journal.end(journal_file)  # committed, or rolled back with the files undone
+        _after_commit(runtime, plan)
     return plan.report(dry_run=False)
 
 

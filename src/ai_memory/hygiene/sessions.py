@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ai_memory.core.errors import Conflict, InvalidInput, NotFound
 from ai_memory.core.identity import PageRef, Scope
+from ai_memory.hygiene.exclusive import one_at_a_time
 from ai_memory.hygiene.report import HygieneReport
 from ai_memory.hygiene.scrub import scrubbing, settle
 from ai_memory.runtime import Runtime
@@ -214,7 +215,8 @@ def move_session(
         )
         return moved
 
-    moved = wiki.writer.call(command, timeout=wiki.write_timeout)
+    with one_at_a_time(runtime.config.db_path, "move-session"):  # never mid-purge
+        moved = wiki.writer.call(command, timeout=wiki.write_timeout)
     for table in report.rows:
         report.rows[table] = moved.get(table, 0)
     settle(runtime, report, [target.page.relpath, destination.relpath])
