@@ -71,7 +71,8 @@ def scope_for(workspace: str | None, project: str | None) -> Scope:
 
 def quiet_flags(command: Any) -> Any:
     """On/off flags take no value, so their help shows no ``<bool>`` type; a repeatable
-    option shows the type of one value; choices and other types stay. Walks every subcommand of ``command`` (a built click group)."""
+    option shows the type of one value; choices and other types stay. Walks every
+    subcommand of ``command`` (a built click group)."""
     params = list(getattr(command, "params", []))
     if hasattr(command, "get_help_option"):  # built once and cached by the command
         params.append(command.get_help_option(SimpleNamespace(help_option_names=["--help"])))
