@@ -16,6 +16,17 @@ def export(data_dir: Path, *args: str) -> dict[str, object]:
     return result
 
 
+def write_one_page(data_dir: Path) -> None:
+    """acme-api with one page, written through a server that is stopped again."""
+    server = ServerProcess(data_dir).start()
+    try:
+        with server.client() as client:
+            page = {"body": "# Rate limits\n\nTokens refill every second."}
+            assert client.put(f"/api/v1/projects/default/{API}/pages/concepts/limits.md", json=page)
+    finally:
+        server.stop()
+
+
 def test_export_writes_pages_as_on_disk_and_an_index(server: ServerProcess, tmp_path: Path) -> None:
     populate(server, tmp_path)
     wiki = server.data_dir / "wiki" / "default" / SHOP
@@ -49,13 +60,7 @@ def test_export_refuses_a_non_empty_folder_and_unknown_projects(
     unknown = run_cli("export", "--project", "nope", "--to", str(tmp_path / "x"), data_dir=data_dir)
     assert unknown.returncode == 1 and b"no project default/nope" in unknown.stderr
     assert not (tmp_path / "x").exists()
-    server = ServerProcess(data_dir).start()
-    try:
-        with server.client() as client:
-            page = {"body": "# Rate limits\n\nTokens refill every second."}
-            assert client.put(f"/api/v1/projects/default/{API}/pages/concepts/limits.md", json=page)
-    finally:
-        server.stop()
+    write_one_page(data_dir)
     refused = run_cli("export", "--project", API, "--to", str(full), data_dir=data_dir)
     assert refused.returncode == 1 and b"is not empty; pass --force" in refused.stderr
     assert sorted(p.name for p in full.iterdir()) == ["notes.txt"]
@@ -68,13 +73,7 @@ def test_export_refuses_a_non_empty_folder_and_unknown_projects(
 def test_export_refuses_a_folder_inside_the_data_dir(data_dir: Path, tmp_path: Path) -> None:
     """A bundle written into the wiki would be indexed as pages of its own: refused, also
     through a symlink, and nothing is written."""
-    server = ServerProcess(data_dir).start()
-    try:
-        with server.client() as client:
-            page = {"body": "# Rate limits\n\nTokens refill every second."}
-            assert client.put(f"/api/v1/projects/default/{API}/pages/concepts/limits.md", json=page)
-    finally:
-        server.stop()
+    write_one_page(data_dir)
     inside = data_dir / "wiki" / "default" / API / "bundle"
     link = tmp_path / "link"
     link.symlink_to(data_dir / "wiki")
