@@ -85,3 +85,8 @@ def test_export_refuses_a_folder_inside_the_data_dir(data_dir: Path, tmp_path: P
         assert b"inside the data dir" in done.stderr
     assert not inside.exists() and not (data_dir / "wiki" / "out").exists()
     assert not (data_dir / "index.md").exists()
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    under = run_cli("export", "--project", API, "--to", str(afile / "sub"), data_dir=data_dir)
+    assert under.returncode == 1 and b"Traceback" not in under.stderr
+    assert f"{afile} is a file".encode() in under.stderr and afile.read_text() == "mine"

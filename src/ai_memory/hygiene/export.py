@@ -46,6 +46,9 @@ def export_project(
     _require_outside(target, data_dir)
     if target.exists() and not target.is_dir():
         raise Conflict(f"{target} exists and is not a folder")
+    above = next((p for p in target.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise Conflict(f"cannot create {target}: {above} is a file")
     if target.is_dir() and any(target.iterdir()) and not force:
         raise Conflict(f"{target} is not empty; pass --force to write into it anyway")
     rows = conn.execute(LIVE_PAGES, (scope.workspace, scope.project)).fetchall()
