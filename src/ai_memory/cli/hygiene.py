@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ai_memory.cli.options import DataDir, Json, ServerUrl, client_for, load_config_owning
 from ai_memory.cli.output import emit_json, err, out, styled
-from ai_memory.config import Config
 from ai_memory.core.errors import InvalidInput, ServerRunning, Unavailable
 from ai_memory.hygiene.report import HygieneReport
+
+if TYPE_CHECKING:
+    from ai_memory.config import Config
 
 # A purge of a large project rewrites its full-text indexes; give the server time.
 TIMEOUT_S = 900.0

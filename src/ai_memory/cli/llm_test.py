@@ -6,7 +6,6 @@ server would use, so a wrong model name or key shows before consolidation needs 
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import Any
 
@@ -29,6 +28,8 @@ def llm_test(data_dir: DataDir = None, as_json: Json = False) -> None:
         else:
             err.print('no LLM provider configured ([llm] provider = "none")')
         sys.exit(1)
+    import asyncio
+
     from ai_memory.llm.build import build_chat
 
     chat = build_chat(config)
