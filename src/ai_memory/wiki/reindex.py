@@ -16,7 +16,7 @@ import os
 import sqlite3
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
@@ -65,15 +65,31 @@ class ReconcileReport:
         self.changed_paths.extend(other.changed_paths)
 
 
-def scan(root: Path, report: ReconcileReport) -> Iterator[tuple[PageRef, Path]]:
-    """Every page file under ``root`` laid out as ``<workspace>/<project>/<path>.md``."""
-    for file in sorted(root.rglob("*.md")):
-        relative = file.relative_to(root).as_posix()
-        if any(part.startswith(".") for part in relative.split("/")):
-            continue
-        ref = _ref_for(relative, report)
-        if ref is not None:
-            yield ref, file
+def scan(
+    root: Path, report: ReconcileReport, known: Container[Key] = frozenset()
+) -> Iterator[PageRef]:
+    """Every page file under ``root`` laid out as ``<workspace>/<project>/<path>.md``.
+
+    A path the index holds (``known``) was validated when it was indexed.
+    """
+    for relative in markdown_files(root):
+        parts = relative.split("/", 2)
+        if len(parts) == 3 and (parts[0], parts[1], parts[2]) in known:
+            yield PageRef(parts[0], parts[1], parts[2])
+        elif (ref := _ref_for(relative, report)) is not None:
+            yield ref
+
+
+def markdown_files(root: Path) -> list[str]:
+    """Root-relative paths of the ``.md`` files outside dot-folders, sorted."""
+    found: list[str] = []
+    for folder, folders, names in os.walk(root):
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        base = os.path.relpath(folder, root)
+        prefix = "" if base == "." else base.replace(os.sep, "/") + "/"
+        found.extend(prefix + n for n in names if n.endswith(".md") and not n.startswith("."))
+    found.sort()
+    return found
 
 
 def reconcile(
@@ -86,16 +102,15 @@ def reconcile(
 ) -> ReconcileReport:
     """``checkpoint=False`` leaves the git checkpoint of the changed files to the caller."""
     report = ReconcileReport()
-    listed = list(scan(wiki.root, report))
-    files = [ref for ref, _ in listed]
-    report.files = len(files)
-    if full:
-        wiki.writer.call(pages.clear_derived, timeout=None)
     # A file whose bytes hash to what the index holds is not parsed again, unless the
     # derived rows are being rebuilt; one whose size and mtime are those it had when it
     # last hashed to that is not even read. That keeps a start over a large wiki short.
     known = wiki.readers.read(_latest_hashes)
-    stats = _stat_all(listed)  # before any file is read: a later edit moves the stamp
+    files = list(scan(wiki.root, report, known))
+    report.files = len(files)
+    if full:
+        wiki.writer.call(pages.clear_derived, timeout=None)
+    stats = _stat_all(str(wiki.root), files)  # before any file is read: an edit moves it
     stamps = {} if full else wiki.readers.read(current_stamps)
     to_read = [ref for ref in files if not _trusted(stats.get(ref), stamps.get(_key(ref)))]
     report.unchanged = done = len(files) - len(to_read)
@@ -124,13 +139,13 @@ def _key(ref: PageRef) -> Key:
     return (ref.workspace, ref.project, ref.path)
 
 
-def _stat_all(listed: list[tuple[PageRef, Path]]) -> dict[PageRef, Stat]:
+def _stat_all(root: str, files: list[PageRef]) -> dict[PageRef, Stat]:
     """Size and mtime of every file; only files settled for a while get one."""
     settled_before = time.time_ns() - SETTLED_NS
     stats: dict[PageRef, Stat] = {}
-    for ref, file in listed:
+    for ref in files:
         try:
-            info = os.stat(file)
+            info = os.stat(f"{root}/{ref.relpath}")
         except OSError:
             continue  # gone or unreadable: reading it reports why
         if info.st_mtime_ns < settled_before:
