@@ -61,7 +61,7 @@ def test_import_makes_one_dated_session_page_per_session(data_dir: Path, home: P
     assert "- Ended: 2026-12-01T15:00:26.358000Z (imported)" in claude
     assert "created: '2026-12-01T15:00:26.358000Z'" in claude
     assert "echo hello-from-the-agent" in claude
-    assert "Done: the greeting is printed" not in claude  # capture_assistant is off by default
+    assert "Done: the greeting is printed" in claude  # capture_assistant is on by default
     created = rows(data_dir, "SELECT min(created_at), max(created_at) FROM observations")[0]
     assert str(created[0]).startswith("2026-12-01T15:00") and str(created[1]) < "2026-12-01T15:03"
 
@@ -73,12 +73,13 @@ def test_capture_policy_applies_to_imports(data_dir: Path, tmp_path: Path) -> No
     marker.write_text('[capture]\nmode = "off"\n')
     off = backfill(data_dir, home, "--dry-run")
     assert off["sessions"] == 0 and off["not_captured"] == SESSIONS
-    marker.write_text("[capture]\ncapture_assistant = true\n")
+    marker.write_text("[capture]\ncapture_assistant = false\n")
     kept = backfill(data_dir, home, "--agent", "claude-code")
     assert kept["stored"] == 10
     page = data_dir / "wiki" / "default" / "acme-shop" / "sessions"
     text = (page / "0410c98e-07b1-4a53-8005-1896f3d0ced9.md").read_text()
-    assert "Done: the greeting is printed" in text and "add a test for the greeting" in text
+    assert "Done: the greeting is printed" not in text
+    assert "add a test for the greeting" not in text
     marker.write_text('[capture]\nmode = "metadata"\n')
     other = backfill(data_dir, home, "--agent", "codex")
     assert other["stored"] == 10

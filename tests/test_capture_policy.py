@@ -53,7 +53,8 @@ def test_excluded_paths_and_the_assistant_message_leave_no_trace(
     shared: ServerProcess, tmp_path: Path
 ) -> None:
     server, project = shared, "p-exclude"
-    checkout = policy_checkout(tmp_path / "shop", 'exclude = ["secrets/**", "*.pem"]', project)
+    policy = 'exclude = ["secrets/**", "*.pem"]\ncapture_assistant = false'
+    checkout = policy_checkout(tmp_path / "shop", policy, project)
     env = env_for(server, tmp_path / "xdg")
     s = "pol-1"
     run_all(

@@ -109,12 +109,12 @@ def test_the_user_file_and_the_checkout_merge_key_by_key(tmp_path: Path) -> None
     )
     Path(user_file(env)).parent.mkdir(parents=True)
     Path(user_file(env)).write_text('[capture]\nmode = "metadata"\nexclude = ["notes/**"]\n')
-    marker = (str(tmp_path / "repo"), "[capture]\ncapture_assistant = true\n")
+    marker = (str(tmp_path / "repo"), "[capture]\ncapture_assistant = false\n")
     policy = load_policy(str(tmp_path / "repo"), marker, env)
-    assert (policy.mode, policy.capture_assistant) == ("metadata", True)
+    assert (policy.mode, policy.capture_assistant) == ("metadata", False)
     assert [g.text for g in policy.exclude] == ["notes/**"] and policy.base == marker[0]
     default = load_policy(str(tmp_path / "repo"), None, {"HOME": str(tmp_path / "none")})
-    assert (default.mode, default.capture_assistant, default.exclude) == ("full", False, ())
+    assert (default.mode, default.capture_assistant, default.exclude) == ("full", True, ())
 
 
 def test_tool_events_name_their_paths() -> None:
@@ -158,12 +158,12 @@ def test_the_assistant_message_is_dropped_unless_wanted() -> None:
     stop = {"last_assistant_message": "a", "session_id": "s"}
     cursor = {"text": "answer", "conversation_id": "c"}
     prompt = {"text": "a prompt", "session_id": "s"}
-    off = Policy()
+    off = Policy(capture_assistant=False)
     assert apply(off, "Stop", stop, "/r") == {"session_id": "s"}
     assert apply(off, "afterAgentResponse", cursor, "/r") == {"conversation_id": "c"}
     assert apply(off, "AfterAgent", {"prompt_response": "p"}, "/r") == {}
     assert apply(off, "beforeSubmitPrompt", prompt, "/r") == prompt  # not an answer
-    assert apply(Policy(capture_assistant=True), "Stop", stop, "/r") == stop
+    assert apply(Policy(), "Stop", stop, "/r") == stop  # kept by default
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ written anywhere, server up or down:
   prompt, tool input or output, or message text;
 * ``exclude``: globs (:mod:`~ai_memory.hookclient.globs`) for file paths; a tool
   event naming a matching path is dropped whole;
-* ``capture_assistant`` (default false): the assistant's final message is kept
-  only when true.
+* ``capture_assistant`` (default true): the assistant's final message is kept
+  only when true; its "next steps" are what a handoff carries forward.
 
 A policy that cannot be read (a bad mode, a bad glob, a wrong type, a marker
 that is not TOML) fails closed: nothing is captured for the checkout, and the
@@ -90,7 +90,7 @@ class Policy:
         mode: str = "full",
         exclude: tuple[Glob, ...] = (),
         base: str = "/",
-        capture_assistant: bool = False,
+        capture_assistant: bool = True,
         problem: str | None = None,
     ) -> None:
         self.mode = mode

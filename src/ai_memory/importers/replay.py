@@ -9,7 +9,7 @@ import stores nothing twice, and the entry's own time as ``occurred_at``. A last
 The checkout's capture policy (``[capture]`` in ``.ai-memory.toml`` and the user's
 ``capture.toml``) applies as it does to a live hook: a checkout with ``mode = "off"``
 (or a policy that cannot be read) is left out whole, excluded files drop their tool
-events, and the assistant's answers are kept only with ``capture_assistant``.
+events, and ``capture_assistant = false`` keeps the assistant's answers out.
 """
 
 from __future__ import annotations
