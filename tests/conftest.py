@@ -88,11 +88,28 @@ class ServerProcess:
                 )
             try:
                 if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return self
+                    return self.settled(deadline)
             except httpx.TransportError:
                 pass
             time.sleep(0.05)
         raise RuntimeError("server did not become healthy in 30 s")
+
+    def settled(self, deadline: float) -> ServerProcess:
+        """Wait for the MCP endpoint, which the server builds once it answers: until it
+        is built, requests share the interpreter with the build and answer slower than
+        a hook's network budget, which tests that time nothing should not depend on."""
+        ping = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
+        headers = {
+            "Authorization": f"Bearer {self.token}",
+            "Accept": "application/json, text/event-stream",
+        }
+        httpx.post(
+            f"{self.url}/mcp",
+            json=ping,
+            headers=headers,
+            timeout=max(deadline - time.monotonic(), 1),
+        )
+        return self
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
