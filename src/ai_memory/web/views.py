@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markdown_it import MarkdownIt
 
+from ai_memory.web.explain_view import explain_html
 from ai_memory.web.markdown import build_renderer, page_url
 from ai_memory.web.text_view import snippet_html
 
@@ -58,7 +59,9 @@ def build_environment() -> Environment:
     env.globals.update(
         page_url=page_url, project_url=project_url, session_url=session_url, diff_url=diff_url
     )
-    env.filters.update(when=when, fm=frontmatter_value, snippet=snippet_html)
+    env.filters.update(
+        when=when, fm=frontmatter_value, snippet=snippet_html, explain_html=explain_html
+    )
     return env
 
 
