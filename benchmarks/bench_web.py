@@ -50,7 +50,7 @@ def seed(server: Server, pages: int, projects: int, rng: random.Random) -> None:
         for i in range(pages):
             project = f"p{i % projects}"
             path = f"{FOLDERS[i % len(FOLDERS)]}/page-{i}.md"
-            link = f"{FOLDERS[(i + 1) % len(FOLDERS)]}/page-{i + projects}.md"
+            link = f"{FOLDERS[(i + projects) % len(FOLDERS)]}/page-{i + projects}.md"
             body = f"{words(rng, 120)}\n\nSee [[{link}]].\n"
             url = f"/api/v1/projects/default/{project}/pages/{path}"
             client.put(url, json={"body": body}).raise_for_status()
