@@ -16,7 +16,6 @@ PLAIN = [
     ("# a marker\nworkspace = 'acme'  # literal\nproject=\"api\"\n", ""),
     ('[server]\n# url = "http://x"\nbind = "127.0.0.1:1"\nurl = "http://127.0.0.1:2"\n', "server"),
     ('[store]\nreaders = 8\nlist = [1, 2]\n[server]\nurl = "http://h:3"\n', "server"),
-    ('[server.tls]\nurl = "not this"\n[llm]\nbase_url = "http://llm"\n', "server"),
     ('[ server ]\n\nurl = "http://spaced:4"\r\n', "server"),
 ]
 NOT_PLAIN = [
@@ -27,6 +26,7 @@ NOT_PLAIN = [
     ('server = { url = "http://inline" }\n', "server"),
     ('[llm]\nnested = [\n  [1],\n]\n[server]\nurl = "http://x"\n', "server"),
     ('[[servers]]\nurl = "http://x"\n', "server"),
+    ('[server.tls]\nurl = "not this"\n[llm]\nbase_url = "http://llm"\n', "server"),  # a sub-table
     ('project = "a"\nproject = "b"\n', ""),
     ("project = 3\n", ""),
 ]
