@@ -62,12 +62,16 @@ agents:
 		|| echo "the agent CLIs could not be installed with npm: tests/test_real_agents.py will skip"; \
 	fi
 
-# One worker per core; a file's tests stay on one worker (they share its fixtures). The
-# suite starts hundreds of servers, hooks and bridges: compile the package once, even
-# where the environment says not to write bytecode (PYTHONDONTWRITEBYTECODE).
+# One worker per core and one more: much of the suite waits on servers, subprocesses
+# and git rather than the CPU. A file's tests stay on one worker (they share its
+# fixtures). The suite starts hundreds of servers, hooks and bridges: compile the
+# package once, even where the environment says not to write bytecode
+# (PYTHONDONTWRITEBYTECODE).
+TEST_WORKERS ?= $(shell python3 -c "import os; print((os.cpu_count() or 1) + 1)")
+
 test: lint browser agents
 	$(BIN)/python -m compileall -q src
-	$(BIN)/pytest -q -n auto --dist loadfile
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 format: $(TEST_STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks evals docs

@@ -79,7 +79,7 @@ class ServerProcess:
             stderr=subprocess.STDOUT,
             env=self.env,
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(
@@ -92,7 +92,7 @@ class ServerProcess:
             except httpx.TransportError:
                 pass
             time.sleep(0.05)
-        raise RuntimeError("server did not become healthy in 30 s")
+        raise RuntimeError("server did not become healthy in 60 s")
 
     def settled(self, deadline: float) -> ServerProcess:
         """Wait for the MCP endpoint, which the server builds once it answers: until it
