@@ -27,8 +27,6 @@ from tests.backfill_homes import (
 )
 from tests.conftest import ServerProcess, run_cli
 
-pytestmark = pytest.mark.slow  # many real servers: scheduled first, so the suite's tail is short
-
 COUNTED = ("sessions", "events", "skipped_lines", "projects")
 
 

@@ -29,8 +29,6 @@ from tests.capture_policy_support import (
 from tests.conftest import ServerProcess, clean_env, run_cli
 from tests.hooks_support import hook_env, make_checkout
 
-pytestmark = pytest.mark.slow  # many real servers: scheduled first, so the suite's tail is short
-
 INGEST = {
     "AI_MEMORY_INGEST__DROP_EVENTS": '["Notification"]',
     "AI_MEMORY_INGEST__DROP_TOOL_NAMES": '["mcp__vault__*", "WebFetch"]',

@@ -12,15 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
-import pytest
 from starlette.testclient import TestClient
 
 from ai_memory.config import Config
 from ai_memory.maintenance.reindex import reindex
 from tests.conftest import SESSION_EVENTS, seeded
 from tests.hooks_support import app_client
-
-pytestmark = pytest.mark.slow  # many real servers: scheduled first, so the suite's tail is short
 
 PAGES = "/api/v1/projects/{ws}/{p}/pages/{path}"
 QUERIES = ("zebrafish", "quokka cart", "sqlite", "tax tables")

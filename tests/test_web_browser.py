@@ -21,12 +21,9 @@ from tests.conftest import ServerProcess
 CHROMIUM = next(
     (found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None
 )
-pytestmark = [
-    pytest.mark.slow,  # a browser per test: scheduled first, so the suite's tail is short
-    pytest.mark.skipif(
-        CHROMIUM is None, reason="chromium is not installed (make test installs it with apt-get)"
-    ),
-]
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (make test installs it with apt-get)"
+)
 FLAGS = (
     "--headless",
     "--no-sandbox",

@@ -15,8 +15,6 @@ from ai_memory.web.markdown import build_renderer, render
 from ai_memory.web.webauth import COOKIE_NAME, cookie_for, safe_next
 from tests.conftest import ServerProcess
 
-pytestmark = pytest.mark.slow  # many real servers: scheduled first, so the suite's tail is short
-
 WAL = "/web/default/api/page/concepts/wal.md"
 DB = "/web/default/api/page/decisions/db.md"
 EVIL = "/web/default/api/page/notes/evil.md"
