@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ai_memory.core.identity import Scope
 from ai_memory.core.kinds import RULE_PAGE_SQL
 from ai_memory.store.counts import project_counts
+
+if TYPE_CHECKING:
+    from ai_memory.runtime import Runtime
 
 BODY_CAP = 1_500
 
@@ -43,6 +46,20 @@ SELECT id, origin, from_session, from_agent, summary, content, created_at FROM h
 WHERE workspace = ? AND project = ? AND status = 'open'
 ORDER BY created_at DESC LIMIT ?
 """
+
+
+# The lists whose pages a briefing shows, and so counts as read.
+SHOWN = ("rules", "slots", "pinned", "recent_pages")
+
+
+async def read_briefing(runtime: Runtime, scope: Scope, limit: int) -> dict[str, Any]:
+    """The briefing of ``scope``, its shown pages counted as read (memory_briefing and
+    memory_explore both hand it on)."""
+    from ai_memory.mcp.reinforce import reinforce
+
+    data = await runtime.readers.aread(lambda conn: briefing(conn, scope, limit))
+    reinforce(runtime, [item["page_id"] for key in SHOWN for item in data[key]])
+    return data
 
 
 def briefing(conn: sqlite3.Connection, scope: Scope, limit: int) -> dict[str, Any]:

@@ -11,11 +11,9 @@ from pydantic import Field
 from ai_memory.consolidate.edge import Slots
 from ai_memory.core.fence import NOTE
 from ai_memory.mcp.args import Project, Workspace
-from ai_memory.mcp.briefing import briefing
+from ai_memory.mcp.briefing import read_briefing
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
-from ai_memory.mcp.reinforce import reinforce
 
-SHOWN = ("rules", "slots", "pinned", "recent_pages")
 # A read, but the briefing goes to the configured provider: the one read that leaves the machine.
 ANNOTATIONS = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
@@ -46,8 +44,7 @@ def _explore_tool(deps: ToolDeps, slots: Slots) -> Any:
         async def work() -> dict[str, Any]:
             resolved = await deps.scope(ctx, workspace, project)
             runtime = deps.runtime()
-            data = await runtime.readers.aread(lambda conn: briefing(conn, resolved.scope, limit))
-            reinforce(runtime, [item["page_id"] for key in SHOWN for item in data[key]])
+            data = await read_briefing(runtime, resolved.scope, limit)
             from ai_memory.consolidate.explore import explore  # the LLM edge
 
             label = str(resolved.scope)

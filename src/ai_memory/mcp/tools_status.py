@@ -12,10 +12,9 @@ from ai_memory import __version__
 from ai_memory.core.fence import NOTE
 from ai_memory.mcp.annotations import READ
 from ai_memory.mcp.args import Project, Workspace
-from ai_memory.mcp.briefing import briefing
+from ai_memory.mcp.briefing import read_briefing
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
 from ai_memory.mcp.instructions import SNIPPET_FILES, self_routing_snippet
-from ai_memory.mcp.reinforce import reinforce
 from ai_memory.store.counts import counts
 
 
@@ -73,10 +72,7 @@ def _briefing_tool(deps: ToolDeps) -> Any:
     ) -> CallToolResult:
         async def work() -> dict[str, Any]:
             resolved = await deps.scope(ctx, workspace, project)
-            runtime = deps.runtime()
-            data = await runtime.readers.aread(lambda conn: briefing(conn, resolved.scope, limit))
-            sections = ("rules", "slots", "pinned", "recent_pages")
-            reinforce(runtime, [item["page_id"] for key in sections for item in data[key]])
+            data = await read_briefing(deps.runtime(), resolved.scope, limit)
             return {**data, "note": NOTE, "scope": resolved.to_dict()}
 
         return await answer(work)
