@@ -34,6 +34,7 @@ from ai_memory.web import search as search_api
 from ai_memory.web.connections import ConnectionLimits, protocol_class
 from ai_memory.web.errors import install_error_handlers
 from ai_memory.web.hook_asgi import HookRoutes
+from ai_memory.web.keyauth import KeyAuthenticator
 from ai_memory.web.middleware import BearerAuth, BodyLimit, HostCheck, InFlightLimit
 from ai_memory.web.origin import is_loopback
 
@@ -117,7 +118,9 @@ def create_app(config: Config, token: str) -> FastAPI:
     )
     app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)
     app.add_middleware(InFlightLimit, limit=config.server.max_requests_in_flight)
-    app.add_middleware(BearerAuth, token=token)
+    app.add_middleware(
+        BearerAuth, token=token, keys=KeyAuthenticator(lambda: getattr(app.state, "runtime", None))
+    )
     app.add_middleware(HostCheck, bind_host=parse_bind(config.server.bind)[0])
     return app
 

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from ai_memory.store.migration_scripts_team import TEAM_MIGRATIONS
+
 # The FTS tokenizer keeps identifiers and paths whole (``_ - / .`` are token
 # characters) and stems English words; text is normalised before indexing so a
 # sentence's final period does not glue itself to the last word.
@@ -324,4 +326,5 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (workspace, project, path)
     ) WITHOUT ROWID;
     """,
+    *TEAM_MIGRATIONS,
 ]

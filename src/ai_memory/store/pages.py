@@ -13,6 +13,7 @@ from typing import Any
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.page import PageDocument
 from ai_memory.core.text import fts_text, has_cjk, normalise_entity
+from ai_memory.store.acting import acting
 
 PAGE_COLUMNS = (
     "id, workspace, project, path, version, is_latest, supersedes, title, kind, tier, tags, "
@@ -87,7 +88,9 @@ INSERT_ENTITY = "INSERT INTO entities (page_id, workspace, project, name, norm) 
 DELETE_ENTITIES = "DELETE FROM entities WHERE page_id = ?"
 
 ENSURE_WORKSPACE = "INSERT OR IGNORE INTO workspaces(name, created_at) VALUES (?, ?)"
-ENSURE_PROJECT = "INSERT OR IGNORE INTO projects(workspace, name, created_at) VALUES (?, ?, ?)"
+ENSURE_PROJECT = """
+INSERT OR IGNORE INTO projects(workspace, name, created_at, created_by) VALUES (?, ?, ?, ?)
+"""
 SET_PROJECT_REMOTE = (
     "UPDATE projects SET remote = ? WHERE workspace = ? AND name = ? AND remote IS NULL"
 )
@@ -116,14 +119,14 @@ WHERE l.dst_workspace = ? AND l.dst_project = ? AND l.dst_path = ?
 """
 
 INSERT_AUDIT = """
-INSERT INTO audit_log (at, actor, action, workspace, project, path, detail)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+INSERT INTO audit_log (at, actor, action, workspace, project, path, detail, user_name)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 
 def ensure_project(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
     conn.execute(ENSURE_WORKSPACE, (scope.workspace, now))
-    conn.execute(ENSURE_PROJECT, (scope.workspace, scope.project, now))
+    conn.execute(ENSURE_PROJECT, (scope.workspace, scope.project, now, acting().owner))
 
 
 def set_project_remote(conn: sqlite3.Connection, scope: Scope, remote: str) -> None:
@@ -253,6 +256,7 @@ def audit(
             ref.project if ref else None,
             ref.path if ref else None,
             json.dumps(detail or {}),
+            acting().name,
         ),
     )
 

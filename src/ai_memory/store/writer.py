@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import gc
 import logging
 import queue
@@ -28,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -50,6 +51,8 @@ class _Job:
     command: Command[Any]
     future: Future[Any]
     submitted: float = 0.0  # perf_counter() at submit, for the queue wait
+    # The submitter's context: the command runs in it, so it knows who it acts for.
+    context: contextvars.Context = field(default_factory=contextvars.copy_context)
 
 
 _STOP = object()
@@ -235,7 +238,7 @@ class Writer:
         conn.execute("SAVEPOINT command")
         mark = self.files.mark()
         try:
-            value = job.command(conn)
+            value = job.context.run(job.command, conn)
         except Exception as exc:
             self.files.discard_since(mark)
             conn.execute("ROLLBACK TO command")

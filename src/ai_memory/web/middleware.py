@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import quote
 
+from ai_memory.core.principal import PRINCIPAL_KEY, Principal
+from ai_memory.store.acting import act_as, restore
 from ai_memory.web import webauth
 from ai_memory.web.origin import HostRule
 
@@ -16,6 +18,7 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+KeyLookup = Callable[[str], Awaitable[Principal | None]]
 
 PUBLIC_PATHS = frozenset({"/healthz"})
 # The UI's sign-in page and its stylesheet hold no data; the login route checks the token.
@@ -61,19 +64,29 @@ async def redirect_to_login(send: Send, scope: Scope) -> None:
 
 
 class BearerAuth:
-    """Every route but the public ones needs ``Authorization: Bearer <token>``.
+    """Every route but the public ones needs ``Authorization: Bearer <root token or API key>``.
 
     The one exception: GET/HEAD under /web (and the pending-writes forms' POST)
     also accept the UI cookie that ``/web/login`` sets, and send a browser
-    without it to the sign-in page.
+    without it to the sign-in page. Whoever authenticates is left in the scope
+    (``PRINCIPAL_KEY``) and set as the request's acting principal.
     """
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, keys: KeyLookup | None = None) -> None:
         if not token:
             raise ValueError("a bearer token is required")
         self.app = app
         self.token = token
         self.expected = f"Bearer {token}".encode()
+        self.keys = keys
+
+    async def _as(self, principal: Principal, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[PRINCIPAL_KEY] = principal
+        token = act_as(principal)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            restore(token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -98,11 +111,16 @@ class BearerAuth:
             return
         given = headers.get(b"authorization", b"")
         if hmac.compare_digest(given, self.expected):
-            await self.app(scope, receive, send)
+            await self._as(Principal.root(), scope, receive, send)
+            return
+        user = await self._key_user(given)
+        if user is not None:
+            await self._as(user, scope, receive, send)
             return
         if scope["type"] == "http" and webauth.accepts_cookie(method, path):
             if webauth.cookie_matches(headers.get(b"cookie", b""), self.token):
-                await self.app(scope, receive, send)  # a POST still needs its CSRF token
+                # A POST still needs its CSRF token.
+                await self._as(Principal.root(), scope, receive, send)
                 return
             if method in ("GET", "HEAD"):
                 await redirect_to_login(send, scope)
@@ -114,6 +132,11 @@ class BearerAuth:
             {"error": "unauthorized", "message": message},
             [(b"www-authenticate", b'Bearer realm="ai-memory"')],
         )
+
+    async def _key_user(self, given: bytes) -> Principal | None:
+        if self.keys is None or not given.startswith(b"Bearer aim_"):
+            return None
+        return await self.keys(given[len(b"Bearer ") :].decode("ascii", "replace"))
 
 
 class BodyLimit:
