@@ -25,7 +25,7 @@ from ai_memory.metrics.registry import Metrics
 from ai_memory.runtime import Runtime
 from ai_memory.service.drain import start_spool_drain
 from ai_memory.store.upgrade import refuse_newer_database
-from ai_memory.web import admin, api, graph_api, hygiene_projects_api, pending_api, ui
+from ai_memory.web import admin, api, graph_api, hygiene_projects_api, identity_api, pending_api, ui
 from ai_memory.web import consolidate_api as consolidate_web
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import hygiene_sessions_api as hygiene_sessions_web
@@ -108,6 +108,7 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(hygiene_sessions_web.router)
     app.include_router(hygiene_projects_api.router)
     app.include_router(pending_api.router)
+    app.include_router(identity_api.router)
     app.include_router(ui.build_router(token))
     app.router.routes.append(mcp.route())
     # The last middleware added runs first: Host/Origin, then auth, before anything

@@ -54,3 +54,90 @@ def touch_key(conn: sqlite3.Connection, key_id: int, now: str) -> None:
 
 def has_users(conn: sqlite3.Connection) -> bool:
     return bool(conn.execute(HAS_USERS).fetchone()[0])
+
+
+# -- administration: listing, disabling, removing users; listing and revoking keys ----------
+
+USERS = """
+SELECT u.id, u.name, u.admin, u.created_at, u.disabled_at, u.removed_at,
+       (SELECT COUNT(*) FROM api_keys k WHERE k.user_id = u.id AND k.revoked_at IS NULL)
+           AS active_keys
+FROM users u WHERE u.removed_at IS NULL ORDER BY u.name
+"""
+USER_BY_NAME = """
+SELECT id, name, admin, created_at, disabled_at, removed_at FROM users WHERE name = ?
+"""
+SET_DISABLED = "UPDATE users SET disabled_at = ? WHERE id = ?"
+MARK_REMOVED = """
+UPDATE users SET disabled_at = COALESCE(disabled_at, ?), removed_at = ? WHERE id = ?
+"""
+REVOKE_USER_KEYS = "UPDATE api_keys SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL"
+DROP_USER_GRANTS = "DELETE FROM project_grants WHERE user_id = ?"
+DROP_USER_WEB_SESSIONS = "DELETE FROM web_sessions WHERE user_id = ?"
+KEYS = """
+SELECT k.prefix, k.label, k.created_at, k.last_used_at, k.revoked_at, u.name AS user
+FROM api_keys k JOIN users u ON u.id = k.user_id
+WHERE (:user_id IS NULL OR k.user_id = :user_id)
+ORDER BY k.created_at, k.id
+"""
+KEY_BY_PREFIX = """
+SELECT k.id, k.prefix, k.label, k.created_at, k.last_used_at, k.revoked_at, u.name AS user
+FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.prefix = ?
+"""
+REVOKE_KEY = "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
+# A key counts as active while it is not revoked and its user may sign in.
+COUNTS = """
+SELECT (SELECT COUNT(*) FROM users WHERE disabled_at IS NULL) AS users,
+       (SELECT COUNT(*) FROM api_keys k JOIN users u ON u.id = k.user_id
+        WHERE k.revoked_at IS NULL AND u.disabled_at IS NULL) AS active_keys
+"""
+
+
+def users(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    """Every user not removed, by name."""
+    return list(conn.execute(USERS))
+
+
+def user_row(conn: sqlite3.Connection, name: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(USER_BY_NAME, (name,)).fetchone()
+    return row
+
+
+def set_disabled(conn: sqlite3.Connection, user_id: int, when: str | None) -> None:
+    """Disable (``when`` set) or enable (None) a user; a disabled user's web sessions end."""
+    conn.execute(SET_DISABLED, (when, user_id))
+    if when is not None:
+        conn.execute(DROP_USER_WEB_SESSIONS, (user_id,))
+
+
+def remove_user(conn: sqlite3.Connection, user_id: int, now: str) -> tuple[int, int]:
+    """Revoke every key, drop grants and web sessions; keep the row owned rows point at.
+
+    Returns (keys revoked, grants dropped). The row stays so an owner id never
+    comes to name somebody else: ids are not reused and neither is the name.
+    """
+    keys = conn.execute(REVOKE_USER_KEYS, (now, user_id)).rowcount
+    grants = conn.execute(DROP_USER_GRANTS, (user_id,)).rowcount
+    conn.execute(DROP_USER_WEB_SESSIONS, (user_id,))
+    conn.execute(MARK_REMOVED, (now, now, user_id))
+    return keys, grants
+
+
+def keys(conn: sqlite3.Connection, user_id: int | None) -> list[sqlite3.Row]:
+    """Keys (of one user, or all) without their hashes."""
+    return list(conn.execute(KEYS, {"user_id": user_id}))
+
+
+def key_row(conn: sqlite3.Connection, prefix: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(KEY_BY_PREFIX, (prefix,)).fetchone()
+    return row
+
+
+def revoke_key(conn: sqlite3.Connection, key_id: int, now: str) -> bool:
+    return conn.execute(REVOKE_KEY, (now, key_id)).rowcount > 0
+
+
+def counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Users who may sign in and their usable keys, for status."""
+    row = conn.execute(COUNTS).fetchone()
+    return {"users": int(row["users"]), "active_keys": int(row["active_keys"])}

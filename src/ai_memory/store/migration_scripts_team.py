@@ -17,7 +17,8 @@ TEAM_MIGRATIONS: list[str] = [
         admin INTEGER NOT NULL DEFAULT 0,
         password_hash TEXT,
         created_at TEXT NOT NULL,
-        disabled_at TEXT
+        disabled_at TEXT,
+        removed_at TEXT
     );
     CREATE TABLE api_keys (
         id INTEGER PRIMARY KEY,

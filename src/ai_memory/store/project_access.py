@@ -58,3 +58,48 @@ def authorize(conn: sqlite3.Connection, principal: Principal, scope: Scope, need
         return
     verb = "write to" if need is Access.WRITE else "read"
     raise Forbidden(f"user {principal.name!r} may not {verb} project {scope}")
+
+
+# -- administration: showing and changing a project's rule and grants ----------------------
+
+PROJECT_RULE = """
+SELECT p.visibility, p.created_by, u.name AS creator
+FROM projects p LEFT JOIN users u ON u.id = p.created_by
+WHERE p.workspace = ? AND p.name = ?
+"""
+GRANT_ROWS = """
+SELECT u.name AS user, g.access, g.granted_at
+FROM project_grants g JOIN users u ON u.id = g.user_id
+WHERE g.workspace = ? AND g.project = ? ORDER BY u.name
+"""
+SET_VISIBILITY = "UPDATE projects SET visibility = ? WHERE workspace = ? AND name = ?"
+UPSERT_GRANT = """
+INSERT INTO project_grants(workspace, project, user_id, access, granted_at) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT(workspace, project, user_id) DO UPDATE SET access = excluded.access,
+    granted_at = excluded.granted_at
+"""
+DROP_GRANT = "DELETE FROM project_grants WHERE workspace = ? AND project = ? AND user_id = ?"
+
+
+def rule_row(conn: sqlite3.Connection, scope: Scope) -> sqlite3.Row | None:
+    """The project's visibility and creator's name; None when there is no such project."""
+    row: sqlite3.Row | None = conn.execute(
+        PROJECT_RULE, (scope.workspace, scope.project)
+    ).fetchone()
+    return row
+
+
+def grant_rows(conn: sqlite3.Connection, scope: Scope) -> list[sqlite3.Row]:
+    return list(conn.execute(GRANT_ROWS, (scope.workspace, scope.project)))
+
+
+def set_visibility(conn: sqlite3.Connection, scope: Scope, visibility: str) -> None:
+    conn.execute(SET_VISIBILITY, (visibility, scope.workspace, scope.project))
+
+
+def set_grant(conn: sqlite3.Connection, scope: Scope, user_id: int, access: str, now: str) -> None:
+    conn.execute(UPSERT_GRANT, (scope.workspace, scope.project, user_id, access, now))
+
+
+def drop_grant(conn: sqlite3.Connection, scope: Scope, user_id: int) -> bool:
+    return conn.execute(DROP_GRANT, (scope.workspace, scope.project, user_id)).rowcount > 0
