@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from ai_memory.core.clock import iso
 from ai_memory.core.errors import InvalidInput, NotFound
@@ -19,6 +17,9 @@ from ai_memory.core.identity import PageRef
 from ai_memory.core.page import WriteResult
 from ai_memory.wiki.document import build_document
 from ai_memory.wiki.wiki import Wiki
+
+if TYPE_CHECKING:  # git loads when a checkpoint is read, not with the server
+    import pygit2
 
 MAX_CHECKPOINTS = 200
 LAST_REMOVED = """
@@ -38,6 +39,8 @@ def _blob_id(commit: pygit2.Commit, relpath: str) -> pygit2.Oid | None:
 
 def checkpoints(wiki: Wiki, ref: PageRef, limit: int = MAX_CHECKPOINTS) -> list[dict[str, Any]]:
     """The commits that changed the page's file, newest first (``deleted`` when it went)."""
+    import pygit2
+
     repo = pygit2.Repository(str(wiki.root))
     if repo.head_is_unborn:
         return []
@@ -68,6 +71,8 @@ def _commit_time(commit: pygit2.Commit) -> datetime:
 
 def page_text(wiki: Wiki, ref: PageRef, rev: str | None) -> tuple[str, str]:
     """The page's text at ``rev`` (default: the newest checkpoint that holds it) and the rev."""
+    import pygit2
+
     repo = pygit2.Repository(str(wiki.root))
     if rev is None:
         for entry in checkpoints(wiki, ref):

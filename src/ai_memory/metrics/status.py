@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-import pygit2
 
 from ai_memory import __version__
 from ai_memory.metrics.registry import Metrics
@@ -112,6 +111,8 @@ def spool_facts(spool: Path, now: float | None = None) -> dict[str, Any]:
 
 
 def last_checkpoint(wiki: Path) -> str | None:
+    import pygit2  # here, not at import: the server answers before it needs git
+
     try:
         repo = pygit2.Repository(str(wiki))
         if repo.head_is_unborn:

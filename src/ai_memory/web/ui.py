@@ -22,7 +22,6 @@ from ai_memory.retrieval.search import search as run_search
 from ai_memory.runtime import Runtime
 from ai_memory.web import ui_queries
 from ai_memory.web.login import build_login_router
-from ai_memory.web.markdown import render
 from ai_memory.web.text_view import stems_of
 from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
 from ai_memory.web.ui_health import build_health_router
@@ -117,7 +116,7 @@ def build_router(token: str) -> APIRouter:
             "page.html",
             page=page,
             history=history,
-            body_html=render(views.md, page["body"], ref, missing_links(page)),
+            body_html=views.markdown(page["body"], ref, missing_links(page)),
             scope_workspace=ref.workspace,
             scope_project=ref.project,
         )

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from fastapi.responses import HTMLResponse
-from jinja2 import Environment, PackageLoader, select_autoescape
-from markdown_it import MarkdownIt
 
-from ai_memory.web.explain_view import explain_html
-from ai_memory.web.markdown import build_renderer, page_url
-from ai_memory.web.text_view import snippet_html
+if TYPE_CHECKING:
+    from jinja2 import Environment
+    from markdown_it import MarkdownIt
+
+    from ai_memory.core.identity import PageRef
 
 # No script may run and nothing may load from elsewhere, whatever a page contains.
 SECURITY_HEADERS = {
@@ -51,6 +51,14 @@ def frontmatter_value(value: Any) -> str:
 
 
 def build_environment() -> Environment:
+    """Jinja2 and the filters' modules load with the first page the UI renders, not with
+    the server: they are not needed to answer its first request."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    from ai_memory.web.explain_view import explain_html
+    from ai_memory.web.markdown import page_url
+    from ai_memory.web.text_view import snippet_html
+
     env = Environment(
         loader=PackageLoader("ai_memory.web", "templates"),
         autoescape=select_autoescape(["html"], default_for_string=True, default=True),
@@ -65,12 +73,24 @@ def build_environment() -> Environment:
     return env
 
 
-@dataclass
 class Views:
-    """The template environment and the markdown renderer, built once per app."""
+    """The template environment and the markdown renderer, built once per app, on first use."""
 
-    env: Environment = field(default_factory=build_environment)
-    md: MarkdownIt = field(default_factory=build_renderer)
+    @cached_property
+    def env(self) -> Environment:
+        return build_environment()
+
+    @cached_property
+    def md(self) -> MarkdownIt:
+        from ai_memory.web.markdown import build_renderer
+
+        return build_renderer()
+
+    def markdown(self, text: str, source: PageRef, missing: frozenset[tuple[str, str, str]]) -> str:
+        """A page body as safe HTML (see ``web.markdown.render``)."""
+        from ai_memory.web.markdown import render
+
+        return render(self.md, text, source, missing)
 
     def html(self, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         body = self.env.get_template(template).render(**context)
