@@ -40,11 +40,15 @@ def data_folder(explicit: str | os.PathLike[str] | None, env: Mapping[str, str])
 
 
 def server_url(explicit: str | None, root: str | os.PathLike[str], env: Mapping[str, str]) -> str:
-    """``--server``, else ``AI_MEMORY_SERVER_URL``, else ``server.url`` in config.toml."""
+    """``--server``, else ``AI_MEMORY_SERVER_URL``, else the signed-in server of client.toml,
+    else ``server.url`` in config.toml."""
     if explicit:
         return explicit
     if env.get("AI_MEMORY_SERVER_URL"):
         return env["AI_MEMORY_SERVER_URL"]
+    signed_in = credential(env)
+    if signed_in is not None and signed_in[0]:
+        return signed_in[0]
     try:
         with open(os.path.join(root, "config.toml"), encoding="utf-8") as handle:
             url = configured_url(handle.read())
@@ -69,11 +73,56 @@ def configured_url(text: str) -> object:
 
 
 def token(root: str | os.PathLike[str], env: Mapping[str, str]) -> str | None:
-    """``AI_MEMORY_AUTH_TOKEN``, else the data dir's root token."""
+    """``AI_MEMORY_AUTH_TOKEN``, else the key ``ai-memory login`` stored, else the root token."""
     if env.get("AI_MEMORY_AUTH_TOKEN"):
         return env["AI_MEMORY_AUTH_TOKEN"]
+    signed_in = credential(env)
+    if signed_in is not None and signed_in[1]:
+        return signed_in[1]
     try:
         with open(os.path.join(root, "auth-tokens", "default"), encoding="utf-8") as handle:
             return handle.read().strip() or None
     except (OSError, ValueError):
         return None
+
+
+CLIENT_FILE = ("ai-memory", "client.toml")
+
+
+def client_file(env: Mapping[str, str]) -> str:
+    """``$XDG_CONFIG_HOME/ai-memory/client.toml``, else ``~/.config/ai-memory/client.toml``."""
+    config = env.get("XDG_CONFIG_HOME") or ""
+    if not os.path.isabs(config):
+        config = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
+    return os.path.join(config, *CLIENT_FILE)
+
+
+def credential(env: Mapping[str, str]) -> tuple[str, str] | None:
+    """The (server URL, API key) ``ai-memory login`` stored; None when signed out.
+
+    An empty string stands for a value the file does not hold.
+    """
+    try:
+        with open(client_file(env), encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, ValueError):
+        return None
+    from ai_memory.hookclient.plain_toml import strings
+
+    table = strings(text, "client")
+    if table is None:
+        table = _toml_table(text)
+    server, key = table.get("server", ""), table.get("key", "")
+    return (server, key) if server or key else None
+
+
+def _toml_table(text: str) -> dict[str, str]:
+    import tomllib
+
+    try:
+        found = tomllib.loads(text).get("client", {})
+    except ValueError:
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, str)}

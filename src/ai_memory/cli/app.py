@@ -17,11 +17,14 @@ from ai_memory.cli import hygiene as hygiene_commands
 from ai_memory.cli import hygiene_projects as hygiene_project_commands
 from ai_memory.cli import lifecycle as lifecycle_commands
 from ai_memory.cli import llm_test as llm_test_commands
+from ai_memory.cli import login as login_commands
 from ai_memory.cli import mcp as mcp_commands
 from ai_memory.cli import pending_writes as pending_commands
+from ai_memory.cli import project_access as project_access_commands
 from ai_memory.cli import search as search_commands
 from ai_memory.cli import serve as serve_commands
 from ai_memory.cli import service as service_commands
+from ai_memory.cli import users as user_commands
 from ai_memory.cli.options import (
     DataDir,
     Json,
@@ -58,6 +61,9 @@ hygiene_project_commands.register(app)
 pending_commands.register(app)
 backfill_commands.register(app)
 consolidate_commands.register(app)
+user_commands.register(app)
+project_access_commands.register(app)
+login_commands.register(app)
 
 
 def run_app() -> None:

@@ -54,7 +54,13 @@ def client_for(config: Config, server: str | None) -> ApiClient:
     from ai_memory import locate
     from ai_memory.cli.client import ApiClient
 
-    url = server or os.environ.get("AI_MEMORY_SERVER_URL") or config.server.url
+    signed_in = locate.credential(os.environ)
+    url = (
+        server
+        or os.environ.get("AI_MEMORY_SERVER_URL")
+        or (signed_in[0] if signed_in else "")
+        or config.server.url
+    )
     return ApiClient(url, locate.token(config.data_dir, os.environ))
 
 

@@ -31,7 +31,8 @@ def require_admin(request: Request) -> None:
         raise Forbidden(f"user {principal.name!r} is not an admin; only admins manage users")
 
 
-router = APIRouter(prefix="/admin", include_in_schema=False, dependencies=[Depends(require_admin)])
+router = APIRouter(include_in_schema=False)
+admin = APIRouter(prefix="/admin", dependencies=[Depends(require_admin)])
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 
@@ -63,32 +64,39 @@ async def _change(runtime: Runtime, command: Callable[[Any, str], T]) -> T:
     return await runtime.writer.run(lambda conn: command(conn, now), timeout=10.0)
 
 
+@router.get("/api/v1/whoami")
+async def whoami(request: Request) -> dict[str, Any]:
+    """Who the presented credential signs in as: what ``ai-memory login`` checks a key with."""
+    principal = principal_in(request.scope)
+    return {"user": principal.name, "admin": principal.admin, "root": principal.is_root}
+
+
 # -- users --------------------------------------------------------------------------
 
 
-@router.get("/users")
+@admin.get("/users")
 async def list_users(runtime: RuntimeDep) -> dict[str, Any]:
     return await runtime.readers.aread(ops.list_users)
 
 
-@router.post("/users", status_code=201)
+@admin.post("/users", status_code=201)
 async def add_user(runtime: RuntimeDep, body: UserBody) -> dict[str, Any]:
     return await _change(
         runtime, lambda c, now: ops.add_user(c, body.name, admin=body.admin, now=now)
     )
 
 
-@router.post("/users/{name}/disable")
+@admin.post("/users/{name}/disable")
 async def disable_user(runtime: RuntimeDep, name: str) -> dict[str, Any]:
     return await _change(runtime, lambda c, now: ops.set_enabled(c, name, enabled=False, now=now))
 
 
-@router.post("/users/{name}/enable")
+@admin.post("/users/{name}/enable")
 async def enable_user(runtime: RuntimeDep, name: str) -> dict[str, Any]:
     return await _change(runtime, lambda c, now: ops.set_enabled(c, name, enabled=True, now=now))
 
 
-@router.delete("/users/{name}")
+@admin.delete("/users/{name}")
 async def remove_user(runtime: RuntimeDep, name: str) -> dict[str, Any]:
     return await _change(runtime, lambda c, now: ops.remove_user(c, name, now=now))
 
@@ -96,7 +104,7 @@ async def remove_user(runtime: RuntimeDep, name: str) -> dict[str, Any]:
 # -- keys ---------------------------------------------------------------------------
 
 
-@router.post("/api-keys", status_code=201)
+@admin.post("/api-keys", status_code=201)
 async def create_key(runtime: RuntimeDep, body: KeyBody, response: Response) -> dict[str, Any]:
     response.headers["cache-control"] = "no-store"
     return await _change(
@@ -104,12 +112,12 @@ async def create_key(runtime: RuntimeDep, body: KeyBody, response: Response) -> 
     )
 
 
-@router.get("/api-keys")
+@admin.get("/api-keys")
 async def list_keys(runtime: RuntimeDep, user: str | None = None) -> dict[str, Any]:
     return await runtime.readers.aread(lambda conn: ops.list_keys(conn, user))
 
 
-@router.post("/api-keys/{prefix}/revoke")
+@admin.post("/api-keys/{prefix}/revoke")
 async def revoke_key(runtime: RuntimeDep, prefix: str) -> dict[str, Any]:
     return await _change(runtime, lambda c, now: ops.revoke_key(c, prefix, now=now))
 
@@ -117,13 +125,13 @@ async def revoke_key(runtime: RuntimeDep, prefix: str) -> dict[str, Any]:
 # -- project access -----------------------------------------------------------------
 
 
-@router.get("/projects/{workspace}/{project}/access")
+@admin.get("/projects/{workspace}/{project}/access")
 async def project_rule(runtime: RuntimeDep, workspace: str, project: str) -> dict[str, Any]:
     scope = Scope.of(workspace, project)
     return await runtime.readers.aread(lambda conn: ops.project_rule(conn, scope))
 
 
-@router.put("/projects/{workspace}/{project}/access")
+@admin.put("/projects/{workspace}/{project}/access")
 async def set_visibility(
     runtime: RuntimeDep, workspace: str, project: str, body: VisibilityBody
 ) -> dict[str, Any]:
@@ -133,7 +141,7 @@ async def set_visibility(
     )
 
 
-@router.put("/projects/{workspace}/{project}/grants/{user}")
+@admin.put("/projects/{workspace}/{project}/grants/{user}")
 async def grant(
     runtime: RuntimeDep, workspace: str, project: str, user: str, body: GrantBody
 ) -> dict[str, Any]:
@@ -141,9 +149,12 @@ async def grant(
     return await _change(runtime, lambda c, now: ops.grant(c, scope, user, body.access, now=now))
 
 
-@router.delete("/projects/{workspace}/{project}/grants/{user}")
+@admin.delete("/projects/{workspace}/{project}/grants/{user}")
 async def revoke_grant(
     runtime: RuntimeDep, workspace: str, project: str, user: str
 ) -> dict[str, Any]:
     scope = Scope.of(workspace, project)
     return await _change(runtime, lambda c, now: ops.revoke_grant(c, scope, user, now=now))
+
+
+router.include_router(admin)  # last: it copies the routes defined above

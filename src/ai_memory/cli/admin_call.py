@@ -1,0 +1,78 @@
+"""Running one admin operation: through the server that owns the data, else in this process.
+
+A server owns the data when it holds the data dir's lock, or when the command
+names one (``--server``) or this machine signed in to one (``ai-memory login``):
+then the command asks its ``/admin`` routes with the credential the other
+commands use. Otherwise it takes the lock and runs the same store function here,
+as the operator.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ai_memory.cli.options import client_for
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from ai_memory.config import Config
+    from ai_memory.runtime import Runtime
+
+Local = Callable[["Runtime"], dict[str, Any]]
+
+
+def changing(command: Callable[[sqlite3.Connection, str], dict[str, Any]]) -> Local:
+    """Run ``command(conn, now)`` as one writer command, as the operator."""
+    from ai_memory.core.clock import now_iso
+
+    return lambda runtime: runtime.writer.call(lambda conn: command(conn, now_iso()))
+
+
+def reading(query: Callable[[sqlite3.Connection], dict[str, Any]]) -> Local:
+    return lambda runtime: runtime.readers.read(query)
+
+
+def admin_call(
+    config: Config,
+    server: str | None,
+    method: str,
+    path: str,
+    local: Local,
+    *,
+    json: dict[str, Any] | None = None,
+    params: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The server's answer to ``method path``, or ``local(runtime)`` on this data dir."""
+    from ai_memory import locate
+    from ai_memory.core.errors import ServerRunning, Unavailable
+    from ai_memory.maintenance.lock import ServerLock
+    from ai_memory.runtime import Runtime
+
+    def ask() -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"json": json} if json is not None else {}
+        if params:
+            kwargs["params"] = params
+        answer: dict[str, Any] = client_for(config, server).request(method, path, **kwargs)
+        return answer
+
+    if server or locate.credential(os.environ) is not None:
+        return ask()
+    lock = ServerLock(config.data_dir, operation="admin")
+    try:
+        lock.acquire()
+    except ServerRunning as running:
+        try:
+            return ask()
+        except Unavailable:
+            raise running from None
+    try:
+        runtime = Runtime.start(config, embed=False, search=False)
+        try:
+            return local(runtime)
+        finally:
+            runtime.stop()
+    finally:
+        lock.release()
