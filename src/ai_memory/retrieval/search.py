@@ -16,11 +16,13 @@ import anyio.to_thread
 
 from ai_memory.config import RetrievalSettings
 from ai_memory.core.clock import now_iso
+from ai_memory.core.principal import Principal
 from ai_memory.retrieval.engine import Engine, VectorStream
 from ai_memory.retrieval.models import SearchRequest, SearchResponse
 from ai_memory.retrieval.reinforce import Reinforcer
-from ai_memory.retrieval.scope import resolve_scope
+from ai_memory.retrieval.scope import resolve_scope, restrict
 from ai_memory.retrieval.stopwords import ENGLISH
+from ai_memory.store.acting import acting
 from ai_memory.store.readers import ReaderPool
 from ai_memory.store.writer import Writer
 
@@ -65,7 +67,7 @@ class Retriever:
     def search_sync(self, request: SearchRequest, *, defer: bool = False) -> SearchResponse:
         """The search, for a caller that may block; the bump is queued when it returns,
         or with ``defer`` noted for later, as the server's search does."""
-        response = self._run(request)
+        response = self._run(request, acting())
         if defer:
             self.reinforcer.later(_shown(response))
         else:
@@ -74,14 +76,17 @@ class Retriever:
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         """The search in a worker thread; its hits are reinforced off the answer's path."""
-        response = await anyio.to_thread.run_sync(self._run, request)
+        response = await anyio.to_thread.run_sync(self._run, request, acting())
         self.reinforcer.later(_shown(response))
         return response
 
-    def _run(self, request: SearchRequest) -> SearchResponse:
+    def _run(self, request: SearchRequest, who: Principal) -> SearchResponse:
+        """Search as ``who``: the projects they may not read are left out first."""
         scope = resolve_scope(request)
         now = self.clock()
-        return self.readers.read(lambda conn: self.engine.run(conn, request, scope, now))
+        return self.readers.read(
+            lambda conn: self.engine.run(conn, request, restrict(scope, conn, who), now)
+        )
 
 
 def _shown(response: SearchResponse) -> list[int]:

@@ -16,9 +16,10 @@ from ai_memory.metrics.registry import Metrics
 from ai_memory.metrics.status import Section, build_status, writer_waits
 from ai_memory.metrics.status_queries import last_write, unix_time
 from ai_memory.runtime import Runtime
+from ai_memory.web.access import admin_only
 from ai_memory.web.deps import get_runtime
 
-router = APIRouter(prefix="/admin", include_in_schema=False)
+router = APIRouter(prefix="/admin", include_in_schema=False, dependencies=[Depends(admin_only)])
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from ai_memory import __version__
@@ -14,10 +14,16 @@ from ai_memory.core.validate import STORABLE, SqlId, Text
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
 from ai_memory.store.counts import counts
+from ai_memory.web import access
+from ai_memory.web.access import read_path, write_path
 from ai_memory.web.deps import get_runtime
+from ai_memory.web.visible_counts import visible_counts
 
 router = APIRouter(prefix="/api/v1")
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+# Read or write access to the project named in the path, checked before the route runs.
+CanRead = [Depends(read_path)]
+CanWrite = [Depends(write_path)]
 
 
 class PageWrite(BaseModel):
@@ -59,10 +65,19 @@ def page_ref(workspace: str, project: str, path: str) -> PageRef:
 
 @router.get("/status")
 async def status(
-    runtime: RuntimeDep, workspace: str | None = None, project: str | None = None
+    request: Request,
+    runtime: RuntimeDep,
+    workspace: str | None = None,
+    project: str | None = None,
 ) -> dict[str, Any]:
+    """The counts; a user's leave out the projects they may not read."""
     scope = Scope.of(workspace, project) if project else None
-    data = await runtime.readers.aread(lambda conn: counts(conn, scope))
+    if scope is not None:
+        await access.require_read(request, scope)
+    hide = await access.hidden(request)
+    data = await runtime.readers.aread(
+        lambda conn: visible_counts(conn, scope, hide) if hide else counts(conn, scope)
+    )
     return {
         "version": __version__,
         "data_dir": str(runtime.config.data_dir),
@@ -72,11 +87,14 @@ async def status(
 
 
 @router.get("/projects")
-async def list_projects(runtime: RuntimeDep) -> dict[str, Any]:
-    return {"projects": await runtime.readers.aread(pages.list_projects)}
+async def list_projects(request: Request, runtime: RuntimeDep) -> dict[str, Any]:
+    """Every project the caller may read."""
+    hide = await access.hidden(request)
+    found = await runtime.readers.aread(pages.list_projects)
+    return {"projects": access.visible(found, hide, "name")}
 
 
-@router.get("/projects/{workspace}/{project}/pages")
+@router.get("/projects/{workspace}/{project}/pages", dependencies=CanRead)
 async def recent_pages(
     runtime: RuntimeDep,
     workspace: str,
@@ -86,8 +104,9 @@ async def recent_pages(
     return {"pages": await runtime.wiki.arecent(Scope.of(workspace, project), limit)}
 
 
-@router.get("/projects/{workspace}/{project}/pages/{path:path}")
+@router.get("/projects/{workspace}/{project}/pages/{path:path}", dependencies=CanRead)
 async def read_page(
+    request: Request,
     runtime: RuntimeDep,
     workspace: str,
     project: str,
@@ -96,10 +115,11 @@ async def read_page(
     page_id: Annotated[SqlId | None, Query()] = None,
 ) -> dict[str, Any]:
     ref = page_ref(workspace, project, path)
-    return await runtime.wiki.aread_page(ref, version=version, page_id=page_id)
+    page = await runtime.wiki.aread_page(ref, version=version, page_id=page_id)
+    return access.without_hidden_links(page, await access.hidden(request))
 
 
-@router.get("/projects/{workspace}/{project}/history/{path:path}")
+@router.get("/projects/{workspace}/{project}/history/{path:path}", dependencies=CanRead)
 async def page_history(
     runtime: RuntimeDep, workspace: str, project: str, path: str
 ) -> dict[str, Any]:
@@ -107,7 +127,7 @@ async def page_history(
     return {"path": ref.path, "versions": await runtime.wiki.ahistory(ref)}
 
 
-@router.put("/projects/{workspace}/{project}/pages/{path:path}")
+@router.put("/projects/{workspace}/{project}/pages/{path:path}", dependencies=CanWrite)
 async def write_page(
     runtime: RuntimeDep, workspace: str, project: str, path: str, page: PageWrite
 ) -> dict[str, Any]:
@@ -122,7 +142,7 @@ async def write_page(
     return result.to_dict()
 
 
-@router.delete("/projects/{workspace}/{project}/pages/{path:path}")
+@router.delete("/projects/{workspace}/{project}/pages/{path:path}", dependencies=CanWrite)
 async def delete_page(
     runtime: RuntimeDep,
     workspace: str,

@@ -8,16 +8,21 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from ai_memory.core.identity import Scope
 from ai_memory.runtime import Runtime
+from ai_memory.web import access
 from ai_memory.web.deps import get_runtime
 
 router = APIRouter(prefix="/api/v1")
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
+VISIBLE_COUNTS = f"""
+SELECT state, count(*) FROM llm_jobs WHERE kind = 'consolidation' AND {access.not_hidden()}
+GROUP BY state
+"""
 
 
 class ConsolidateBody(BaseModel):
@@ -31,8 +36,13 @@ class ConsolidateBody(BaseModel):
 
 
 @router.post("/consolidate")
-async def consolidate_session(runtime: RuntimeDep, body: ConsolidateBody) -> dict[str, Any]:
-    """Consolidate one session (the latest completed one without ``session_id``)."""
+async def consolidate_session(
+    request: Request, runtime: RuntimeDep, body: ConsolidateBody
+) -> dict[str, Any]:
+    """Consolidate one session (the latest completed one without ``session_id``);
+    it writes the project's pages, so it needs write access to the project."""
+    scope = Scope.of(body.workspace, body.project)
+    await access.require_write(request, scope)
     from ai_memory.consolidate.consolidation_gate import require_chat
 
     require_chat(runtime)  # no provider: a clear 503 before anything is read
@@ -43,7 +53,7 @@ async def consolidate_session(runtime: RuntimeDep, body: ConsolidateBody) -> dic
     return await consolidate_now(
         runtime,
         settings,
-        Scope.of(body.workspace, body.project),
+        scope,
         body.session_id,
         multi_page=multi_page,
         dry_run=body.dry_run,
@@ -52,14 +62,23 @@ async def consolidate_session(runtime: RuntimeDep, body: ConsolidateBody) -> dic
 
 @router.get("/consolidate/jobs")
 async def consolidation_jobs(
+    request: Request,
     runtime: RuntimeDep,
     state: Annotated[Literal["queued", "running", "done", "failed"] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> dict[str, Any]:
-    """The queue's jobs, newest first, each with its session id and last error."""
+    """The queue's jobs, newest first, each with its session id and last error
+    (those of projects the caller may not read left out, and not counted)."""
     from ai_memory.store import llm_jobs
 
+    hide = await access.hidden(request)
+
     def read(conn: Any) -> dict[str, Any]:
-        return {"counts": llm_jobs.counts(conn), "jobs": llm_jobs.listed(conn, state, limit)}
+        jobs = access.visible(llm_jobs.listed(conn, state, limit), hide)
+        if not hide:
+            return {"counts": llm_jobs.counts(conn), "jobs": jobs}
+        found = {name: 0 for name in ("queued", "running", "done", "failed")}
+        found.update(conn.execute(VISIBLE_COUNTS, (access.hidden_json(hide),)).fetchall())
+        return {"counts": found, "jobs": jobs}
 
     return await runtime.readers.aread(read)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 
 from ai_memory.core.errors import NotFound
 from ai_memory.core.identity import Scope
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
+from ai_memory.web.access import require_read
 from ai_memory.web.deps import get_runtime
 from ai_memory.web.graph import MAX_NODES, graph
 
@@ -29,10 +30,13 @@ async def project_graph(runtime: Runtime, scope: Scope, limit: int) -> dict[str,
 
 @router.get("/graph")
 async def graph_route(
+    request: Request,
     runtime: RuntimeDep,
     project: str,
     workspace: str | None = None,
     limit: Annotated[int, Query(ge=1, le=2000)] = MAX_NODES,
 ) -> dict[str, Any]:
     """The ``limit`` best-linked pages of the project and the links among them."""
-    return await project_graph(runtime, Scope.of(workspace, project), limit)
+    scope = Scope.of(workspace, project)
+    await require_read(request, scope)
+    return await project_graph(runtime, scope, limit)

@@ -19,9 +19,12 @@ from ai_memory.hygiene.merge import merge_project
 from ai_memory.hygiene.projects import move_project, rename_project
 from ai_memory.hygiene.report import HygieneReport
 from ai_memory.runtime import Runtime
+from ai_memory.web.access import admin_only
 from ai_memory.web.deps import get_runtime
 
-router = APIRouter(prefix="/admin/hygiene", include_in_schema=False)
+router = APIRouter(
+    prefix="/admin/hygiene", include_in_schema=False, dependencies=[Depends(admin_only)]
+)
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 

@@ -21,10 +21,13 @@ from ai_memory.core.identity import Scope
 from ai_memory.hygiene.purge_project import purge_project
 from ai_memory.hygiene.sessions import move_session, purge_session
 from ai_memory.runtime import Runtime
+from ai_memory.web.access import admin_only
 from ai_memory.web.deps import get_runtime
 from ai_memory.web.hygiene_projects_api import answer
 
-router = APIRouter(prefix="/admin/hygiene", include_in_schema=False)
+router = APIRouter(
+    prefix="/admin/hygiene", include_in_schema=False, dependencies=[Depends(admin_only)]
+)
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 ACTOR = "api"

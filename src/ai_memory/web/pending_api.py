@@ -10,14 +10,16 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from ai_memory.consolidate import pending
 from ai_memory.consolidate.learning_schedule import improve_now
 from ai_memory.core.identity import Scope
+from ai_memory.core.principal import Access
 from ai_memory.core.validate import STORABLE, SqlId
 from ai_memory.runtime import Runtime
+from ai_memory.web import access
 from ai_memory.web.deps import get_runtime
 
 router = APIRouter(prefix="/api/v1")
@@ -43,38 +45,44 @@ class ImproveBody(BaseModel):
 
 @router.get("/pending-writes")
 async def list_pending(
+    request: Request,
     runtime: RuntimeDep,
     state: Annotated[str, Field(max_length=20)] = "pending",
     workspace: Name | None = None,
     project: Name | None = None,
     limit: int = 100,
 ) -> dict[str, Any]:
-    """The queue, newest first; ``state=all`` lists every decision too."""
+    """The queue, newest first; ``state=all`` lists every decision too. Only the
+    projects the caller may read are listed."""
     scope = Scope.of(workspace, project) if project else None
+    if scope is not None:
+        await access.require_read(request, scope)
+    hide = await access.hidden(request)
     rows = await runtime.readers.aread(lambda conn: pending.list_writes(conn, state, scope, limit))
-    return {"pending_writes": rows}
+    return {"pending_writes": access.visible(rows, hide)}
 
 
 @router.get("/pending-writes/{pending_id}")
-async def show_pending(runtime: RuntimeDep, pending_id: SqlId) -> dict[str, Any]:
+async def show_pending(request: Request, pending_id: SqlId) -> dict[str, Any]:
     """One pending write with its snapshot, its proposal and the diff between them."""
-    row = await runtime.readers.aread(lambda conn: pending.get_write(conn, pending_id))
-    return pending.detail(row)
+    return pending.detail(await access.pending_write(request, pending_id, Access.READ))
 
 
 @router.post("/pending-writes/{pending_id}/approve")
 async def approve_pending(
-    runtime: RuntimeDep, pending_id: SqlId, body: Decision | None = None
+    request: Request, runtime: RuntimeDep, pending_id: SqlId, body: Decision | None = None
 ) -> dict[str, Any]:
     """Apply it as a new version; 409 when its target changed since (state ``refused``)."""
+    await access.pending_write(request, pending_id, Access.WRITE)
     by = body.by if body else "api"
     return await asyncio.to_thread(pending.approve, runtime.wiki, pending_id, by)
 
 
 @router.post("/pending-writes/{pending_id}/reject")
 async def reject_pending(
-    runtime: RuntimeDep, pending_id: SqlId, body: Decision | None = None
+    request: Request, runtime: RuntimeDep, pending_id: SqlId, body: Decision | None = None
 ) -> dict[str, Any]:
+    await access.pending_write(request, pending_id, Access.WRITE)
     decision = body or Decision()
     return await asyncio.to_thread(
         pending.reject, runtime.wiki, pending_id, decision.by, decision.reason
@@ -82,9 +90,11 @@ async def reject_pending(
 
 
 @router.post("/auto-improve")
-async def auto_improve(runtime: RuntimeDep, body: ImproveBody) -> dict[str, Any]:
-    """Review one completed session now (default: the project's latest)."""
+async def auto_improve(request: Request, runtime: RuntimeDep, body: ImproveBody) -> dict[str, Any]:
+    """Review one completed session now (default: the project's latest); it proposes
+    writes to the project, so it needs write access to it."""
     scope = Scope.of(body.workspace, body.project)
+    await access.require_write(request, scope)
     report = await improve_now(
         runtime.wiki, runtime.llm, runtime.config.learning, scope, body.session_id, body.dry_run
     )

@@ -17,6 +17,7 @@ from ai_memory.retrieval.backfill import vector_status
 from ai_memory.retrieval.models import SearchRequest
 from ai_memory.retrieval.search import search as run_search
 from ai_memory.runtime import Runtime
+from ai_memory.web.access import admin_only
 from ai_memory.web.deps import get_runtime
 
 router = APIRouter(prefix="/api/v1")
@@ -45,7 +46,8 @@ FIELDS = {
 async def search(request: Request) -> Response:
     """``q`` (plain words or FTS5 syntax), ``project`` / ``workspace`` / ``scope``
     (repeatable) / ``global``, ``limit``, the filters and ``explain``: the
-    fields of :class:`SearchRequest`."""
+    fields of :class:`SearchRequest`. The caller's unreadable projects are left out
+    (``global``, the shared project) or refused (named: 403) inside the search."""
     given = request.query_params
     if "q" not in given:
         raise RequestValidationError(
@@ -66,9 +68,10 @@ async def search(request: Request) -> Response:
     return Response(response.to_json(), media_type="application/json")
 
 
-@router.get("/embeddings")
+@router.get("/embeddings", dependencies=[Depends(admin_only)])
 async def embeddings(runtime: RuntimeDep) -> dict[str, Any]:
-    """How far the vectors are: pages embedded with the current model, pending, stale."""
+    """How far the vectors are: pages embedded with the current model, pending, stale.
+    Counts over every project, so for admins only."""
     index = runtime.retrieval.index
     if index is None:
         return {"provider": "none", "pending": 0}
