@@ -8,9 +8,11 @@ stays cheap (and readable) at a few hundred nodes.
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 from collections import Counter, defaultdict
+from itertools import chain
 from typing import Any
 
 from ai_memory.core.identity import Scope
@@ -18,12 +20,14 @@ from ai_memory.core.identity import Scope
 MAX_NODES = 300
 LABELLED = 15
 SIZE = 1000.0
+# Each as one JSON row: a graph is read anew after every write, and a few thousand
+# rows stepped one at a time from Python cost twice what SQLite's own work does.
 NODES = """
-SELECT path, title, kind FROM pages
+SELECT json_group_array(json_array(path, title, kind)) FROM pages
 WHERE workspace = ? AND project = ? AND is_latest = 1 AND deleted_at IS NULL
 """
 EDGES = """
-SELECT DISTINCT src_path, dst_path FROM links
+SELECT json_group_array(json_array(src_path, dst_path)) FROM links
 WHERE dst_workspace = ? AND dst_project = ? AND workspace = ? AND project = ?
   AND src_path != dst_path
 """
@@ -32,19 +36,17 @@ WHERE dst_workspace = ? AND dst_project = ? AND workspace = ? AND project = ?
 def graph(conn: sqlite3.Connection, scope: Scope, limit: int = MAX_NODES) -> dict[str, Any]:
     """``nodes`` (path, title, kind, folder, degree) and ``edges`` among the ``limit``
     best-linked pages; ``total`` pages and ``total_edges`` say what was left out.
-    (Only latest versions carry links, so the links table needs no join.)"""
+    (Only latest versions carry links, so the links table needs no join; duplicate
+    links are dropped here, cheaper than SQL's temporary B-tree for DISTINCT.)"""
     params = (scope.workspace, scope.project)
-    pages = {row[0]: (row[1], row[2]) for row in conn.execute(NODES, params)}
-    edges = [
-        (src, dst)
-        for src, dst in conn.execute(EDGES, params + params)
-        if src in pages and dst in pages
-    ]
-    degree: Counter[str] = Counter()
-    for src, dst in edges:
-        degree[src] += 1
-        degree[dst] += 1
-    chosen = sorted(pages, key=lambda p: (-degree[p], p))[:limit]
+    pages = {path: (title, kind) for path, title, kind in _json_rows(conn, NODES, params)}
+    links = dict.fromkeys((src, dst) for src, dst in _json_rows(conn, EDGES, params + params))
+    edges = [(src, dst) for src, dst in links if src in pages and dst in pages]
+    degree = Counter(chain.from_iterable(edges))
+    # Best linked first, then the unlinked by path: the order of (-degree, path).
+    chosen = [p for _, p in sorted([(-n, p) for p, n in degree.items()])[:limit]]
+    if len(chosen) < limit:
+        chosen += sorted(p for p in pages if p not in degree)[: limit - len(chosen)]
     keep = set(chosen)
     nodes = [
         {
@@ -65,6 +67,11 @@ def graph(conn: sqlite3.Connection, scope: Scope, limit: int = MAX_NODES) -> dic
         "total": len(pages),
         "total_edges": len(edges),
     }
+
+
+def _json_rows(conn: sqlite3.Connection, sql: str, params: tuple[str, ...]) -> list[list[str]]:
+    rows: list[list[str]] = json.loads(conn.execute(sql, params).fetchone()[0])
+    return rows
 
 
 def folder_of(path: str) -> str:

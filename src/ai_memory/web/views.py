@@ -56,6 +56,7 @@ def build_environment() -> Environment:
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     from ai_memory.web.explain_view import explain_html
+    from ai_memory.web.graph_svg import graph_svg
     from ai_memory.web.markdown import page_url
     from ai_memory.web.text_view import snippet_html
 
@@ -65,7 +66,11 @@ def build_environment() -> Environment:
         auto_reload=False,  # templates ship with the package: no stat() per request
     )
     env.globals.update(
-        page_url=page_url, project_url=project_url, session_url=session_url, diff_url=diff_url
+        page_url=page_url,
+        project_url=project_url,
+        session_url=session_url,
+        diff_url=diff_url,
+        graph_svg=graph_svg,
     )
     env.filters.update(
         when=when, fm=frontmatter_value, snippet=snippet_html, explain_html=explain_html
