@@ -65,6 +65,11 @@ def _entries() -> list[tuple[str, str, str]]:
         ),
         ("github-classic", f"git clone https://ghp_{n('ghp', 36)}@github.com/a/b", n("ghp", 36)),
         ("github-oauth", f"token gho_{n('gho', 36)}", n("gho", 36)),
+        (
+            "ai-memory-api-key",
+            f"my key is aim_{n('aim-prefix', 10, HEX)}_{n('aim', 43, ALNUM + '-_')}, use it",
+            n("aim", 43, ALNUM + "-_"),
+        ),
         ("github-fine", f"github_pat_11{n('ghpat', 20)}_{n('ghpat2', 59)}", n("ghpat", 20)),
         (
             "aws-key-id",

@@ -86,6 +86,7 @@ SECRETS: tuple[Secret, ...] = (
     _token("openai-anthropic", r"sk-[A-Za-z0-9_-]{16,}", "sk-"),
     _token("github", r"gh[pousr]_[A-Za-z0-9]{20,}", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
     _token("github-fine-grained", r"github_pat_[A-Za-z0-9_]{20,}", "github_pat_"),
+    _token("ai-memory-api-key", r"aim_[a-z0-9]{10}_[A-Za-z0-9_-]{20,}", "aim_"),
     _token(
         "aws-access-key-id",
         r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}\b",
