@@ -1,4 +1,8 @@
-"""The reads behind the sessions timeline and the session view."""
+"""The reads behind the sessions timeline and the session view.
+
+A viewer sees raw events (a session's first prompt, its observations) only of the
+sessions they own; admins and the operator see every owner's.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,16 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from ai_memory.core.errors import NotFound
+from ai_memory.core.errors import Forbidden, NotFound
 from ai_memory.core.identity import Scope
+from ai_memory.core.principal import Principal
+from ai_memory.web.access import NOTHING, hidden_json, not_hidden
 
 TITLE_CHARS = 120
 # The failed-calls condition is the one of the partial index observations_failed
 # (migration 10): keep the two the same, or the count reads every event again.
 SESSION_FIELDS = """
-s.id, s.workspace, s.project, s.session_id, s.agent, s.started_at, s.last_event_at,
+s.id, s.workspace, s.project, s.session_id, s.agent, s.owner, s.started_at, s.last_event_at,
 s.ended_at, s.end_reason, s.page_id, p.path AS page_path, p.title AS page_title,
 (SELECT substr(o.body, 1, 300) FROM observations o WHERE o.workspace = s.workspace
    AND o.project = s.project AND o.session_id = s.session_id AND o.kind = 'user-prompt'
@@ -27,6 +33,10 @@ s.ended_at, s.end_reason, s.page_id, p.path AS page_path, p.title AS page_title,
 TIMELINE_ALL = f"""
 SELECT {SESSION_FIELDS} FROM sessions s LEFT JOIN pages p ON p.id = s.page_id
 WHERE s.id < ? ORDER BY s.id DESC LIMIT ?
+"""
+TIMELINE_VISIBLE = f"""
+SELECT {SESSION_FIELDS} FROM sessions s LEFT JOIN pages p ON p.id = s.page_id
+WHERE s.id < ? AND {not_hidden("s")} ORDER BY s.id DESC LIMIT ?
 """
 TIMELINE_PROJECT = f"""
 SELECT {SESSION_FIELDS} FROM sessions s LEFT JOIN pages p ON p.id = s.page_id
@@ -43,25 +53,43 @@ WHERE workspace = ? AND project = ? AND session_id = ? AND id > ? ORDER BY id LI
 
 
 def timeline(
-    conn: sqlite3.Connection, scope: Scope | None, before: int, limit: int
+    conn: sqlite3.Connection,
+    scope: Scope | None,
+    before: int,
+    limit: int,
+    hide: frozenset[Scope] = NOTHING,
+    viewer: Principal | None = None,
 ) -> dict[str, Any]:
-    """One page of sessions, newest first; ``next_before`` pages on (None at the end)."""
-    if scope is None:
+    """One page of sessions, newest first; ``next_before`` pages on (None at the end).
+    Everywhere leaves out the projects in ``hide``."""
+    if scope is None and hide:
+        rows = conn.execute(TIMELINE_VISIBLE, (before, hidden_json(hide), limit + 1)).fetchall()
+    elif scope is None:
         rows = conn.execute(TIMELINE_ALL, (before, limit + 1)).fetchall()
     else:
         params = (scope.workspace, scope.project, before, limit + 1)
         rows = conn.execute(TIMELINE_PROJECT, params).fetchall()
-    sessions = [session_row(row) for row in rows[:limit]]
+    sessions = [session_row(row, sees_raw(viewer, row)) for row in rows[:limit]]
     more = len(rows) > limit
     return {"sessions": sessions, "next_before": sessions[-1]["id"] if more else None}
 
 
 def one_session(
-    conn: sqlite3.Connection, scope: Scope, session_id: str, after: int, limit: int
+    conn: sqlite3.Connection,
+    scope: Scope,
+    session_id: str,
+    after: int,
+    limit: int,
+    viewer: Principal | None = None,
 ) -> dict[str, Any]:
     row = conn.execute(ONE_SESSION, (scope.workspace, scope.project, session_id)).fetchone()
     if row is None:
         raise NotFound(f"no session {session_id} in {scope}")
+    if not sees_raw(viewer, row):
+        name = viewer.name if viewer else ""
+        raise Forbidden(
+            f"user {name!r} may not read the events of another user's session {session_id}"
+        )
     params = (scope.workspace, scope.project, session_id, after, limit + 1)
     rows = [dict(r) for r in conn.execute(OBSERVATIONS, params).fetchall()]
     more = len(rows) > limit
@@ -73,8 +101,15 @@ def one_session(
     }
 
 
-def session_row(row: sqlite3.Row) -> dict[str, Any]:
+def sees_raw(viewer: Principal | None, row: sqlite3.Row) -> bool:
+    """Whether ``viewer`` may see the session's raw events (None: the operator)."""
+    return viewer is None or viewer.sees_every_owner() or viewer.owns(row["owner"])
+
+
+def session_row(row: sqlite3.Row, raw: bool = True) -> dict[str, Any]:
     data = dict(row)
+    if not raw:
+        data["first_prompt"] = None
     title = data["page_title"] or _first_line(data["first_prompt"]) or data["session_id"]
     data["title"] = title[:TITLE_CHARS]
     end = data["ended_at"] or data["last_event_at"]

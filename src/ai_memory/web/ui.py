@@ -20,7 +20,7 @@ from ai_memory.core.kinds import KINDS, TIERS
 from ai_memory.retrieval.models import SearchRequest
 from ai_memory.retrieval.search import search as run_search
 from ai_memory.runtime import Runtime
-from ai_memory.web import ui_queries
+from ai_memory.web import access, ui_queries
 from ai_memory.web.login import build_login_router
 from ai_memory.web.text_view import stems_of
 from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
@@ -49,8 +49,11 @@ def build_router(token: str) -> APIRouter:
 
     @router.api_route("", methods=READ)
     @guard
-    async def home(runtime: RuntimeDep) -> Response:
-        data = await runtime.readers.aread(lambda conn: ui_queries.home_page(conn, RECENT_PAGES))
+    async def home(request: Request, runtime: RuntimeDep) -> Response:
+        hide = await access.hidden(request)
+        data = await runtime.readers.aread(
+            lambda conn: ui_queries.home_page(conn, RECENT_PAGES, hide)
+        )
         return views.html("home.html", **data)
 
     @router.api_route("/search", methods=READ)
@@ -82,14 +85,22 @@ def build_router(token: str) -> APIRouter:
     @router.api_route("/{workspace}/{project}", methods=READ)
     @guard
     async def project_view(
-        runtime: RuntimeDep, workspace: str, project: str, kind: str = "", limit: str = "100"
+        request: Request,
+        runtime: RuntimeDep,
+        workspace: str,
+        project: str,
+        kind: str = "",
+        limit: str = "100",
     ) -> Response:
         scope = Scope.of(workspace, project)
+        await access.require_read(request, scope)
         count = parse_positive(limit, "limit", most=2000)
         if kind and kind not in KINDS:
             raise InvalidInput(f"kind must be one of {', '.join(sorted(KINDS))}")
         data = await runtime.readers.aread(
-            lambda conn: ui_queries.project_page(conn, scope, kind, count, RECENT_SESSIONS)
+            lambda conn: ui_queries.project_page(
+                conn, scope, kind, count, RECENT_SESSIONS, access.principal(request)
+            )
         )
         return views.html(
             "project.html",
@@ -104,14 +115,21 @@ def build_router(token: str) -> APIRouter:
     @router.api_route("/{workspace}/{project}/page/{path:path}", methods=READ)
     @guard
     async def page_view(
-        runtime: RuntimeDep, workspace: str, project: str, path: str, version: str = ""
+        request: Request,
+        runtime: RuntimeDep,
+        workspace: str,
+        project: str,
+        path: str,
+        version: str = "",
     ) -> Response:
         ref = Scope.of(workspace, project).page(path)
+        await access.require_read(request, Scope(ref.workspace, ref.project))
         number = parse_positive(version, "version", most=10**9) if version else None
         history = await runtime.wiki.ahistory(ref)
         if number is None and history[0]["deleted_at"] is not None:
             number = history[0]["version"]  # deleted: show the last version it had
         page = await runtime.wiki.aread_page(ref, version=number)
+        page = access.without_hidden_links(page, await access.hidden(request))
         return views.html(
             "page.html",
             page=page,

@@ -1,4 +1,5 @@
-"""``/web/health``: the status answer as a read-only page."""
+"""``/web/health``: the status answer as a read-only page, for admins only: it shows the
+data dir, the server's state and counts over every project."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from ai_memory.metrics.status import build_status
+from ai_memory.web.access import require_admin
 from ai_memory.web.admin import get_sections
 from ai_memory.web.ui_common import READ, RuntimeDep, html_errors
 from ai_memory.web.views import Views
@@ -17,6 +19,7 @@ def build_health_router(views: Views) -> APIRouter:
     @router.api_route("/health", methods=READ)
     @html_errors(views)
     async def health(request: Request, runtime: RuntimeDep) -> Response:
+        require_admin(request)
         status = await build_status(runtime, request.app.state.metrics, get_sections(request))
         known = {
             "version",

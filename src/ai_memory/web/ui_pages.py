@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Awaitable, Callable
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from ai_memory.core.errors import InvalidInput, NotFound
@@ -13,6 +13,7 @@ from ai_memory.core.identity import Scope
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
 from ai_memory.web import page_views
+from ai_memory.web.access import require_read
 from ai_memory.web.graph import layout
 from ai_memory.web.graph_api import project_graph
 from ai_memory.web.render_cache import RenderCache, data_version
@@ -42,8 +43,11 @@ def build_pages_router(views: Views) -> APIRouter:
 
     @router.api_route("/{workspace}/{project}/tree", methods=READ)
     @guard
-    async def tree_view(runtime: RuntimeDep, workspace: str, project: str) -> Response:
+    async def tree_view(
+        request: Request, runtime: RuntimeDep, workspace: str, project: str
+    ) -> Response:
         scope = Scope.of(workspace, project)
+        await require_read(request, scope)
 
         def query(conn: sqlite3.Connection) -> page_views.Folder:
             if not pages.project_exists(conn, scope):
@@ -65,9 +69,16 @@ def build_pages_router(views: Views) -> APIRouter:
     @router.api_route("/{workspace}/{project}/diff/{path:path}", methods=READ)
     @guard
     async def diff_view(
-        runtime: RuntimeDep, workspace: str, project: str, path: str, a: str = "", b: str = ""
+        request: Request,
+        runtime: RuntimeDep,
+        workspace: str,
+        project: str,
+        path: str,
+        a: str = "",
+        b: str = "",
     ) -> Response:
         ref = Scope.of(workspace, project).page(path)
+        await require_read(request, Scope(ref.workspace, ref.project))
         history = await runtime.wiki.ahistory(ref)
         numbers = [v["version"] for v in history]
         newest = numbers[0]
@@ -92,9 +103,10 @@ def build_pages_router(views: Views) -> APIRouter:
     @router.api_route("/{workspace}/{project}/graph", methods=READ)
     @guard
     async def graph_view(
-        runtime: RuntimeDep, workspace: str, project: str, limit: str = "300"
+        request: Request, runtime: RuntimeDep, workspace: str, project: str, limit: str = "300"
     ) -> Response:
         scope = Scope.of(workspace, project)
+        await require_read(request, scope)
         count = parse_positive(limit, "limit", most=GRAPH_MOST)
 
         async def render() -> Response:

@@ -7,9 +7,11 @@ from typing import Any
 
 from ai_memory.core.errors import NotFound
 from ai_memory.core.identity import Scope
-from ai_memory.hooks.handoffs import LIST_HANDOFFS, handoff_dict
+from ai_memory.core.principal import Principal
+from ai_memory.hooks.handoffs import HANDOFF_COLUMNS, LIST_HANDOFFS, handoff_dict
 from ai_memory.store import pages
 from ai_memory.web import session_queries
+from ai_memory.web.access import NOTHING, hidden_json, not_hidden, visible
 
 NO_CURSOR = 1 << 62
 HANDOFFS_SHOWN = 20
@@ -18,6 +20,12 @@ HANDOFFS_SHOWN = 20
 # primary key instead of sorting every latest page by time.
 RECENT_EVERYWHERE = f"""
 SELECT {pages.PAGE_COLUMNS} FROM pages WHERE is_latest = 1
+ORDER BY id DESC LIMIT ?
+"""
+
+# The same for a user with projects they may not read (the operator's stays the one above).
+RECENT_VISIBLE = f"""
+SELECT {pages.PAGE_COLUMNS} FROM pages WHERE is_latest = 1 AND {not_hidden()}
 ORDER BY id DESC LIMIT ?
 """
 
@@ -33,11 +41,22 @@ HOME_COUNTS = """
 SELECT (SELECT count(*) FROM sessions) AS sessions,
   (SELECT count(*) FROM handoffs WHERE status = 'open') AS open_handoffs
 """
+HOME_COUNTS_VISIBLE = f"""
+SELECT (SELECT count(*) FROM sessions WHERE {not_hidden()}) AS sessions,
+  (SELECT count(*) FROM handoffs WHERE status = 'open' AND {not_hidden()}) AS open_handoffs
+"""
 PROJECT_COUNTS = """
 SELECT (SELECT count(*) FROM pages WHERE workspace = ?1 AND project = ?2) AS versions,
   (SELECT count(*) FROM sessions WHERE workspace = ?1 AND project = ?2) AS sessions,
   (SELECT count(*) FROM handoffs WHERE workspace = ?1 AND project = ?2 AND status = 'open')
     AS open_handoffs
+"""
+
+# A user's view of a project's open handoffs: their own and the shared ones.
+OWN_HANDOFFS = f"""
+SELECT {HANDOFF_COLUMNS} FROM handoffs
+WHERE workspace = ? AND project = ? AND status = 'open' AND (owner IS ? OR shared = 1)
+ORDER BY created_at DESC, id DESC LIMIT ?
 """
 
 KIND_COUNTS = """
@@ -46,8 +65,13 @@ WHERE workspace = ? AND project = ? AND is_latest = 1 GROUP BY kind ORDER BY kin
 """
 
 
-def recent_everywhere(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
-    rows = conn.execute(RECENT_EVERYWHERE, (limit,)).fetchall()
+def recent_everywhere(
+    conn: sqlite3.Connection, limit: int, hide: frozenset[Scope] = NOTHING
+) -> list[dict[str, Any]]:
+    if hide:
+        rows = conn.execute(RECENT_VISIBLE, (hidden_json(hide), limit)).fetchall()
+    else:
+        rows = conn.execute(RECENT_EVERYWHERE, (limit,)).fetchall()
     return [pages.row_to_dict(row, with_body=False) for row in rows]
 
 
@@ -64,10 +88,16 @@ def kind_counts(conn: sqlite3.Connection, scope: Scope) -> dict[str, int]:
 
 
 def project_page(
-    conn: sqlite3.Connection, scope: Scope, kind: str, limit: int, sessions: int
+    conn: sqlite3.Connection,
+    scope: Scope,
+    kind: str,
+    limit: int,
+    sessions: int,
+    viewer: Principal | None = None,
 ) -> dict[str, Any]:
     """Everything the project page shows, in one read: counts, kinds, the newest pages
-    (of ``kind`` when given), open handoffs and recent sessions."""
+    (of ``kind`` when given), open handoffs and recent sessions. A ``viewer`` who is
+    not an admin sees their own and shared handoffs, and only their sessions' prompts."""
     if not pages.project_exists(conn, scope):
         raise NotFound(f"no project {scope}")
     if kind:
@@ -75,26 +105,43 @@ def project_page(
     else:
         rows = conn.execute(pages.RECENT, (scope.workspace, scope.project, limit)).fetchall()
         newest = [pages.row_to_dict(row, with_body=False) for row in rows]
-    handoff_args = (scope.workspace, scope.project, "open", "open", HANDOFFS_SHOWN)
-    timeline = session_queries.timeline(conn, scope, NO_CURSOR, sessions)
+    if viewer is None or viewer.sees_every_owner():
+        args: tuple[Any, ...] = (scope.workspace, scope.project, "open", "open", HANDOFFS_SHOWN)
+        handoffs = conn.execute(LIST_HANDOFFS, args)
+    else:
+        args = (scope.workspace, scope.project, viewer.owner, HANDOFFS_SHOWN)
+        handoffs = conn.execute(OWN_HANDOFFS, args)
+    timeline = session_queries.timeline(conn, scope, NO_CURSOR, sessions, NOTHING, viewer)
     kinds = kind_counts(conn, scope)
     counted = conn.execute(PROJECT_COUNTS, (scope.workspace, scope.project)).fetchone()
     return {
         "counts": {"pages": sum(kinds.values()), **counted},
         "kinds": kinds,
         "pages": newest,
-        "handoffs": [handoff_dict(row) for row in conn.execute(LIST_HANDOFFS, handoff_args)],
+        "handoffs": [handoff_dict(row) for row in handoffs],
         "sessions": timeline["sessions"],
         "more_sessions": timeline["next_before"] is not None,
     }
 
 
-def home_page(conn: sqlite3.Connection, recent: int) -> dict[str, Any]:
-    """The home page in one read: every project with its page count, totals, recent pages."""
-    projects = pages.list_projects(conn)
+def home_page(
+    conn: sqlite3.Connection, recent: int, hide: frozenset[Scope] = NOTHING
+) -> dict[str, Any]:
+    """The home page in one read: every project with its page count, totals, recent pages
+    (of the projects the viewer may read: ``hide`` holds the others)."""
+    projects = visible(pages.list_projects(conn), hide, "name")
+    counted = (
+        conn.execute(HOME_COUNTS_VISIBLE, (hidden_json(hide),) * 2)
+        if hide
+        else conn.execute(HOME_COUNTS)
+    )
     totals = {
         "projects": len(projects),
         "pages": sum(p["pages"] for p in projects),
-        **conn.execute(HOME_COUNTS).fetchone(),
+        **counted.fetchone(),
     }
-    return {"counts": totals, "projects": projects, "recent": recent_everywhere(conn, recent)}
+    return {
+        "counts": totals,
+        "projects": projects,
+        "recent": recent_everywhere(conn, recent, hide),
+    }
