@@ -53,7 +53,19 @@ WINDOW = 20_000
 # scores only the scope's matches, where the fast paths score every match first and
 # then, finding too few of them in the scope, score them all again.
 SELECTIVE = 0.5
-SCOPE_COUNT = "SELECT count(*) FROM pages p WHERE {scope} AND p.is_latest = 1"
+# The ids of the scope's latest pages, one project at a time from the listing index
+# (an OR of projects would walk the whole workspace).
+SCOPE_IDS = "SELECT s.id FROM pages s WHERE s.workspace = ? AND s.project = ? AND s.is_latest = 1"
+SCOPE_COUNT = "SELECT count(*) FROM ({ids})"
+# Those matches alone: the scope's page ids (read from the index) drop the other
+# projects' matches before their page rows are read, which was most of the work.
+# The unary plus keeps SQLite from handing FTS5 the ids to look up one at a time.
+FTS_SCOPED = """
+SELECT p.id, p.title, p.kind, bm25(pages_fts, ?, 1.0) AS score
+FROM pages_fts JOIN pages p ON p.id = pages_fts.rowid
+WHERE pages_fts MATCH ? AND +pages_fts.rowid IN ({ids}) AND {where}
+ORDER BY score, p.workspace, p.project, p.path LIMIT ?
+"""
 
 # A weak query (every word in most pages) has no BM25 signal: newest matches first,
 # which FTS5 streams in rowid order and stops early.
@@ -133,7 +145,9 @@ def _ranked(
         start = conn.execute(WINDOW_START, (expression, WINDOW - 1)).fetchone()
         first = int(start[0]) if start else 0
     elif _selective(conn, page_filter, pages):
-        found = conn.execute(FTS_PAGES.format(where=where), (weight, expression, *params, limit))
+        ids, scope = _scope_ids(page_filter)
+        sql = FTS_SCOPED.format(ids=ids, where=where)
+        found = conn.execute(sql, (weight, expression, *scope, *params, limit))
         return [(int(r["id"]), r["title"], r["kind"], float(r["score"])) for r in found]
     rows = _best_few(conn, (weight, expression, first), where, params, limit)
     if rows is None:
@@ -152,11 +166,17 @@ def _ranked(
 
 def _selective(conn: sqlite3.Connection, page_filter: PageFilter, pages: int) -> bool:
     """Whether the search's projects hold a small share of every page version."""
-    clauses, params = page_filter.scope_clause("p")
-    if not clauses or not pages:
+    if not page_filter.scopes or not pages:
         return False
-    in_scope = conn.execute(SCOPE_COUNT.format(scope=clauses[0]), params).fetchone()[0]
+    ids, params = _scope_ids(page_filter)
+    in_scope = conn.execute(SCOPE_COUNT.format(ids=ids), params).fetchone()[0]
     return int(in_scope) < SELECTIVE * pages
+
+
+def _scope_ids(page_filter: PageFilter) -> tuple[str, list[str]]:
+    """SCOPE_IDS for every project of the filter, and its parameters."""
+    sql = " UNION ALL ".join(SCOPE_IDS for _ in page_filter.scopes)
+    return sql, [name for s in page_filter.scopes for name in (s.workspace, s.project)]
 
 
 def _best_few(
