@@ -49,7 +49,6 @@ def admin_call(
     from ai_memory import locate
     from ai_memory.core.errors import ServerRunning, Unavailable
     from ai_memory.maintenance.lock import ServerLock
-    from ai_memory.runtime import Runtime
 
     def ask() -> dict[str, Any]:
         kwargs: dict[str, Any] = {"json": json} if json is not None else {}
@@ -69,6 +68,8 @@ def admin_call(
         except Unavailable:
             raise running from None
     try:
+        from ai_memory.runtime import Runtime
+
         runtime = Runtime.start(config, embed=False, search=False)
         try:
             return local(runtime)
