@@ -13,6 +13,7 @@ an operator would: ``make_user`` returns a fresh API key for the new user, which
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -101,3 +102,22 @@ def project_access(server: ServerProcess, workspace: str, project: str) -> dict[
     """The project's rule and grants as the admin API shows them."""
     with server.client() as root:
         return _ok(root.get(f"/admin/projects/{workspace}/{project}/access"))
+
+
+def set_password(server: ServerProcess, name: str, password: str) -> None:
+    """Give ``name`` a web sign-in password (the first one retires the token sign-in)."""
+    with server.client() as root:
+        _ok(root.put(f"/admin/users/{name}/password", json={"password": password}))
+
+
+def web_sign_in(server: ServerProcess, name: str, password: str) -> httpx.Client:
+    """A client signed in to /web as a browser is: the form's CSRF cookie, then the session."""
+    client = httpx.Client(base_url=server.url, timeout=30)
+    form = client.get("/web/login")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
+    assert csrf is not None, form.text
+    answer = client.post(
+        "/web/login", data={"name": name, "password": password, "csrf": csrf.group(1)}
+    )
+    assert answer.status_code == 303, (answer.status_code, answer.text)
+    return client

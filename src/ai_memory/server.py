@@ -30,6 +30,7 @@ from ai_memory.web import consolidate_api as consolidate_web
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import hygiene_sessions_api as hygiene_sessions_web
 from ai_memory.web import maintenance as maintenance_api
+from ai_memory.web import password_api as passwords_web
 from ai_memory.web import search as search_api
 from ai_memory.web.connections import ConnectionLimits, protocol_class
 from ai_memory.web.errors import install_error_handlers
@@ -37,6 +38,7 @@ from ai_memory.web.hook_asgi import HookRoutes
 from ai_memory.web.keyauth import KeyAuthenticator
 from ai_memory.web.middleware import BearerAuth, BodyLimit, HostCheck, InFlightLimit
 from ai_memory.web.origin import is_loopback
+from ai_memory.web.sessionauth import CookieAuthenticator
 
 if TYPE_CHECKING:
     from ai_memory.llm.chat import Chat
@@ -109,6 +111,7 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(hygiene_projects_api.router)
     app.include_router(pending_api.router)
     app.include_router(identity_api.router)
+    app.include_router(passwords_web.router)
     app.include_router(ui.build_router(token))
     app.router.routes.append(mcp.route())
     # The last middleware added runs first: Host/Origin, then auth, before anything
@@ -120,7 +123,10 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)
     app.add_middleware(InFlightLimit, limit=config.server.max_requests_in_flight)
     app.add_middleware(
-        BearerAuth, token=token, keys=KeyAuthenticator(lambda: getattr(app.state, "runtime", None))
+        BearerAuth,
+        token=token,
+        keys=KeyAuthenticator(lambda: getattr(app.state, "runtime", None)),
+        cookies=CookieAuthenticator(lambda: getattr(app.state, "runtime", None), token),
     )
     app.add_middleware(HostCheck, bind_host=parse_bind(config.server.bind)[0])
     return app

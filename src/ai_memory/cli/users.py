@@ -14,6 +14,7 @@ import typer
 from ai_memory.cli.admin_call import admin_call, changing, reading
 from ai_memory.cli.options import DataDir, Json, ServerUrl, load_config_owning
 from ai_memory.cli.output import emit_json, err, out
+from ai_memory.cli.passwords import PasswordStdin
 
 user_app = typer.Typer(help="Add, list, disable, enable and remove users.", no_args_is_help=True)
 key_app = typer.Typer(help="Create, list and revoke users' API keys.", no_args_is_help=True)
@@ -38,15 +39,20 @@ def user_add(
     data_dir: DataDir = None,
     server: ServerUrl = None,
     as_json: Json = False,
+    password_stdin: PasswordStdin = False,
 ) -> None:
     """Add a user (1-64 characters: a-z, 0-9, '.', '_', '-'; 'root' is reserved)."""
+    from ai_memory.cli.passwords import read_new_password, store_password
     from ai_memory.store import identity_admin as ops
 
     ops.validate_user_name(name)
+    password = read_new_password(from_stdin=True) if password_stdin else None
     local = changing(lambda conn, now: ops.add_user(conn, name, admin=admin, now=now))
     data = _call(
         data_dir, server, "POST", "/admin/users", local, json={"name": name, "admin": admin}
     )
+    if password is not None:
+        store_password(name, password, data_dir, server)
     if as_json:
         emit_json(data)
         return

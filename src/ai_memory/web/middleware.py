@@ -19,6 +19,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 KeyLookup = Callable[[str], Awaitable[Principal | None]]
+CookieLookup = Callable[[bytes], Awaitable[Principal | None]]  # the Cookie header's user
 
 PUBLIC_PATHS = frozenset({"/healthz"})
 # The UI's sign-in page and its stylesheet hold no data; the login route checks the token.
@@ -72,13 +73,20 @@ class BearerAuth:
     (``PRINCIPAL_KEY``) and set as the request's acting principal.
     """
 
-    def __init__(self, app: ASGIApp, token: str, keys: KeyLookup | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str,
+        keys: KeyLookup | None = None,
+        cookies: CookieLookup | None = None,
+    ) -> None:
         if not token:
             raise ValueError("a bearer token is required")
         self.app = app
         self.token = token
         self.expected = f"Bearer {token}".encode()
         self.keys = keys
+        self.cookies = cookies
 
     async def _as(self, principal: Principal, scope: Scope, receive: Receive, send: Send) -> None:
         scope[PRINCIPAL_KEY] = principal
@@ -118,9 +126,10 @@ class BearerAuth:
             await self._as(user, scope, receive, send)
             return
         if scope["type"] == "http" and webauth.accepts_cookie(method, path):
-            if webauth.cookie_matches(headers.get(b"cookie", b""), self.token):
+            signed_in = await self._cookie_user(headers.get(b"cookie", b""))
+            if signed_in is not None:
                 # A POST still needs its CSRF token.
-                await self._as(Principal.root(), scope, receive, send)
+                await self._as(signed_in, scope, receive, send)
                 return
             if method in ("GET", "HEAD"):
                 await redirect_to_login(send, scope)
@@ -137,6 +146,12 @@ class BearerAuth:
         if self.keys is None or not given.startswith(b"Bearer aim_"):
             return None
         return await self.keys(given[len(b"Bearer ") :].decode("ascii", "replace"))
+
+    async def _cookie_user(self, cookie: bytes) -> Principal | None:
+        """The web session's user; without a session lookup, the token's cookie (root)."""
+        if self.cookies is not None:
+            return await self.cookies(cookie)
+        return Principal.root() if webauth.cookie_matches(cookie, self.token) else None
 
 
 class BodyLimit:

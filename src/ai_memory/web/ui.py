@@ -45,7 +45,7 @@ def build_router(token: str) -> APIRouter:
     router.include_router(build_health_router(views))
     router.include_router(build_sessions_router(views))
     router.include_router(build_pages_router(views))
-    router.include_router(build_pending_router(views, token))
+    router.include_router(build_pending_router(views))
 
     @router.api_route("", methods=READ)
     @guard

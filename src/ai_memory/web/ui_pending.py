@@ -2,7 +2,7 @@
 approve/reject buttons — the only writes the web UI makes.
 
 The buttons are plain HTML forms (no script). Each POST must carry the page's CSRF
-token, bound to the sign-in cookie (:func:`~ai_memory.web.webauth.csrf_for`), on top
+token, bound to the sign-in cookie (:func:`~ai_memory.web.webauth.csrf_in`), on top
 of the same-origin rule every write already meets; anything else is a 403 and
 changes nothing. A decision answers with a redirect back to the queue.
 """
@@ -31,12 +31,12 @@ SHOWN = 20  # a page of the queue; ?before= pages on
 BY = "web"
 
 
-def build_pending_router(views: Views, token: str) -> APIRouter:
+def build_pending_router(views: Views) -> APIRouter:
     router = APIRouter()
-    csrf = webauth.csrf_for(token)
 
     async def queue(
         runtime: Runtime,
+        csrf: str,
         state: str,
         *,
         before: int | None = None,
@@ -69,7 +69,11 @@ def build_pending_router(views: Views, token: str) -> APIRouter:
     @router.api_route("/pending-writes", methods=READ)
     @html_errors(views)
     async def pending_page(
-        runtime: RuntimeDep, state: str = "pending", done: str = "", before: str = ""
+        request: Request,
+        runtime: RuntimeDep,
+        state: str = "pending",
+        done: str = "",
+        before: str = "",
     ) -> Response:
         older = parse_positive(before, "before", most=10**12) if before else None
         notice = ""
@@ -77,7 +81,8 @@ def build_pending_router(views: Views, token: str) -> APIRouter:
             number = parse_positive(done, "done", most=10**12)
             row = await runtime.readers.aread(lambda conn: pending.get_write(conn, number))
             notice = f"#{number} {row['path']}: {row['state']}."
-        return await queue(runtime, state, before=older, notice=notice)
+        csrf = webauth.csrf_in(request.headers.get("cookie", ""))
+        return await queue(runtime, csrf, state, before=older, notice=notice)
 
     @router.post("/pending-writes/{pending_id}/{action}")
     @html_errors(views)
@@ -88,7 +93,8 @@ def build_pending_router(views: Views, token: str) -> APIRouter:
         if action not in ("approve", "reject"):
             return views.error(404, f"Nothing lives at {request.url.path}.")
         form = await read_form(request)
-        if form is None or not webauth.csrf_matches(form.get("csrf", ""), token):
+        cookie = request.headers.get("cookie", "")
+        if form is None or not webauth.csrf_matches(form.get("csrf", ""), cookie):
             return views.error(
                 403, "This form is out of date or did not come from this page; reload it."
             )
@@ -99,7 +105,8 @@ def build_pending_router(views: Views, token: str) -> APIRouter:
                 reason = form.get("reason", "").strip()[:2000]
                 await asyncio.to_thread(pending.reject, runtime.wiki, number, BY, reason)
         except Conflict as exc:
-            return await queue(runtime, "pending", error=exc.message, status=409)
+            csrf = webauth.csrf_in(cookie)
+            return await queue(runtime, csrf, "pending", error=exc.message, status=409)
         return RedirectResponse(f"{QUEUE}?done={number}", status_code=303)
 
     return router

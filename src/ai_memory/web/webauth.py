@@ -1,18 +1,23 @@
-"""Signing a browser in to the read-only UI: token check, cookie, safe redirect targets.
+"""Signing a browser in to the UI: cookies, their CSRF tokens, safe redirect targets.
 
-Browsers cannot send a bearer header, so ``/web/login`` trades the token for a
-cookie. The cookie holds an HMAC of the token, not the token: a leaked cookie
-opens only the read-only pages (GET/HEAD under /web), never the API, and it
-stops working when the token is rotated. The one write it also carries is a
-decision on the pending-writes queue (POST under ``WEB_FORM_PREFIX``), and only
-with the form's CSRF token, an HMAC bound to that cookie. Standard library only: the auth
-middleware imports it.
+Browsers cannot send a bearer header, so ``/web/login`` trades a credential for
+a cookie. Once a user has a password, the cookie is a server-side session's
+random id (``store.web_sessions`` keeps only its hash) and acts as that user.
+Before then (a single-user install) the root token signs in, and the cookie is
+an HMAC of the token, not the token: it stops working when the token is rotated
+or the first password is set. Either cookie opens the UI's pages (GET/HEAD under
+/web), never the API; its POSTs (the pending-writes decisions, sign-out, setup)
+also need the form's CSRF token, an HMAC keyed by the cookie's own value, so a
+page elsewhere, which cannot read the cookie, cannot forge one. The sign-in form
+has its own short-lived cookie for the same purpose. Standard library only: the
+auth middleware imports it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 from urllib.parse import urlsplit
 
 COOKIE_NAME = "ai_memory_web"
@@ -21,10 +26,13 @@ COOKIE_MAX_AGE_S = 7 * 24 * 3600
 WEB_HOME = "/web"
 LOGIN_PATH = "/web/login"
 LOGOUT_PATH = "/web/logout"
+SETUP_PATH = "/web/setup"
 STYLE_PATH = "/web/style.css"
+SIGNIN_COOKIE = "ai_memory_signin"  # the sign-in form's CSRF cookie, before any session
 _COOKIE_LABEL = b"ai-memory web ui cookie v1"
 _CSRF_LABEL = b"ai-memory web ui csrf v1:"
-WEB_FORM_PREFIX = "/web/pending-writes/"  # the only web pages that take a POST
+WEB_FORM_PREFIX = "/web/pending-writes/"  # the pending-writes decisions take a POST
+COOKIE_POSTS = frozenset({LOGOUT_PATH, SETUP_PATH})  # and these, with the cookie's CSRF
 
 
 def is_web_path(path: str) -> bool:
@@ -41,30 +49,55 @@ def cookie_for(token: str) -> str:
 
 
 def accepts_cookie(method: str, path: str) -> bool:
-    """GET/HEAD of any UI page; POST only to the pending-writes forms."""
+    """GET/HEAD of any UI page; POST only to the pending-writes forms, sign-out and setup."""
     if method in ("GET", "HEAD"):
         return is_web_path(path)
-    return method == "POST" and path.startswith(WEB_FORM_PREFIX)
+    return method == "POST" and (path.startswith(WEB_FORM_PREFIX) or path in COOKIE_POSTS)
+
+
+def cookie_value(cookie_header: bytes | str, name: str = COOKIE_NAME) -> str | None:
+    """The first value of cookie ``name`` in a ``Cookie`` header, or None."""
+    text = cookie_header.decode("latin-1") if isinstance(cookie_header, bytes) else cookie_header
+    for part in text.split(";"):
+        key, sep, value = part.strip().partition("=")
+        if sep and key == name and value.strip():
+            return value.strip()
+    return None
+
+
+def new_form_secret() -> str:
+    """The value of the sign-in form's cookie: 256 random bits."""
+    return secrets.token_urlsafe(32)
+
+
+def csrf_of_cookie(value: str) -> str:
+    """The form token bound to one cookie value (a session, or the token's cookie)."""
+    return hmac.new(value.encode("utf-8", "replace"), _CSRF_LABEL, hashlib.sha256).hexdigest()
 
 
 def csrf_for(token: str) -> str:
     """The form token of the web session that holds this token's cookie."""
-    key = token.encode("utf-8")
-    return hmac.new(key, _CSRF_LABEL + cookie_for(token).encode(), hashlib.sha256).hexdigest()
+    return csrf_of_cookie(cookie_for(token))
 
 
-def csrf_matches(given: str, token: str) -> bool:
-    return hmac.compare_digest(given.encode("utf-8", "replace"), csrf_for(token).encode())
+def csrf_in(cookie_header: bytes | str, name: str = COOKIE_NAME) -> str:
+    """The form token for the cookie this request carries; empty when it carries none."""
+    value = cookie_value(cookie_header, name)
+    return csrf_of_cookie(value) if value is not None else ""
+
+
+def csrf_matches(given: str, cookie_header: bytes | str, name: str = COOKIE_NAME) -> bool:
+    """True when ``given`` is the form token of the request's own cookie."""
+    expected = csrf_in(cookie_header, name)
+    return bool(expected) and hmac.compare_digest(
+        given.encode("utf-8", "replace"), expected.encode()
+    )
 
 
 def cookie_matches(cookie_header: bytes, token: str) -> bool:
     """True when the ``Cookie`` header carries this token's UI cookie."""
-    expected = cookie_for(token).encode()
-    for part in cookie_header.split(b";"):
-        name, sep, value = part.strip().partition(b"=")
-        if sep and name == COOKIE_NAME.encode() and hmac.compare_digest(value.strip(), expected):
-            return True
-    return False
+    value = cookie_value(cookie_header)
+    return value is not None and token_matches(value, cookie_for(token))
 
 
 def safe_next(target: str | None) -> str:

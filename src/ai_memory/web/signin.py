@@ -1,0 +1,84 @@
+"""What a sign-in does to the store: check a password, open or end a session, audit it.
+
+Every attempt leaves an audit row (``sign-in``, with its outcome and the client's
+address) naming the user it was for, or ``(unknown)`` when no such user exists
+(a mistyped name may be a password typed in the wrong field, so it is not kept).
+Neither a password nor a cookie value ever reaches the row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from typing import Any
+
+from ai_memory.core.clock import now_iso
+from ai_memory.core.principal import Principal
+from ai_memory.runtime import Runtime
+from ai_memory.store import pages, passwords, web_sessions
+from ai_memory.store.acting import act_as, restore
+
+ACTOR = "web"
+UNKNOWN = Principal(None, "(unknown)", False)  # not a valid user name, so never a user's
+
+
+async def token_retired(runtime: Runtime) -> bool:
+    """True once a user has a password: the root token then signs in to nothing here."""
+    return await runtime.readers.aread(passwords.any_password)
+
+
+async def check_password(runtime: Runtime, name: str, password: str) -> Principal | None:
+    """The user ``name`` when ``password`` is theirs and they are enabled; else None.
+
+    The slow check runs in a worker thread, and runs even for an unknown name.
+    """
+    account = await runtime.readers.aread(lambda conn: passwords.account(conn, name))
+    usable = account is not None and not account.disabled
+    stored = account.password_hash if account is not None and usable else None
+    matched = await asyncio.to_thread(passwords.password_matches, stored, password)
+    return account.principal if matched and account is not None else None
+
+
+async def known_user(runtime: Runtime, name: str) -> Principal:
+    """Whom an attempt for ``name`` is audited as."""
+    account = await runtime.readers.aread(lambda conn: passwords.account(conn, name))
+    return account.principal if account is not None else UNKNOWN
+
+
+async def open_session(runtime: Runtime, user: Principal, address: str) -> str:
+    """A new session for ``user``, audited; returns the cookie value (never stored)."""
+    session_id = web_sessions.new_id()
+    assert user.user_id is not None
+    user_id = user.user_id
+
+    def command(conn: sqlite3.Connection) -> None:
+        web_sessions.create(conn, user_id, session_id)
+        write_audit(conn, "sign-in", {"outcome": "ok", "method": "password", "address": address})
+
+    await run_as(runtime, user, command)
+    return session_id
+
+
+async def end_session(runtime: Runtime, user: Principal, session_id: str) -> None:
+    def command(conn: sqlite3.Connection) -> None:
+        web_sessions.drop(conn, session_id)
+        write_audit(conn, "sign-out", {})
+
+    await run_as(runtime, user, command)
+
+
+async def audit_attempt(runtime: Runtime, user: Principal, detail: dict[str, Any]) -> None:
+    await run_as(runtime, user, lambda conn: write_audit(conn, "sign-in", detail))
+
+
+def write_audit(conn: sqlite3.Connection, action: str, detail: dict[str, Any]) -> None:
+    pages.audit(conn, now=now_iso(), actor=ACTOR, action=action, detail=detail)
+
+
+async def run_as(runtime: Runtime, user: Principal, command: Any) -> None:
+    """Run ``command`` in the writer with ``user`` as the acting principal (the audit's name)."""
+    token = act_as(user)
+    try:
+        await runtime.writer.run(command, timeout=5.0)
+    finally:
+        restore(token)
