@@ -133,7 +133,7 @@ def settle(
     elif status == TOO_LARGE:
         shrink_spooled(folder, key, data_dir)
         tally.shrunk += 1
-    elif 400 <= status < 500 and status not in _KEEP:
+    elif (400 <= status < 500 and status not in _KEEP) or _forbidden(status, answer):
         spool.reject(folder, key)
         log_error(data_dir, f"event {key} refused ({status}): {answer}")
         tally.rejected += 1
@@ -141,6 +141,12 @@ def settle(
         log_error(data_dir, f"event {key} kept in the spool ({status}): {answer}")
         if status == 429:
             tally.saturated += 1
+
+
+def _forbidden(status: int, answer: Any) -> bool:
+    """The server refused this event for good: its key may not write to that project or
+    session. (Another 403, such as a refused Origin, is the request's, and kept.)"""
+    return status == 403 and isinstance(answer, dict) and answer.get("error") == "forbidden"
 
 
 def shrink_spooled(folder: Folder, key: str, data_dir: Folder) -> None:

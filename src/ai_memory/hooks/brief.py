@@ -32,9 +32,10 @@ ORDER BY CASE WHEN {RULE_PAGE_SQL} THEN 0
     WHEN path LIKE '\\_slots/%' ESCAPE '\\' THEN 1 ELSE 2 END, created_at DESC
 LIMIT 60
 """
+# The caller's own newest other session: another user's prompts are theirs alone.
 NEWEST_OTHER = """
 SELECT session_id, agent, ended_at, last_event_at FROM sessions
-WHERE workspace = ? AND project = ? AND (? IS NULL OR session_id != ?)
+WHERE workspace = ? AND project = ? AND (? IS NULL OR session_id != ?) AND owner IS ?
 ORDER BY last_event_at DESC, id DESC LIMIT 1
 """
 LAST_PROMPTS = """
@@ -77,18 +78,22 @@ def read_source(
     stale_before: str,
     *,
     pages: bool = True,
+    owner: int | None = None,
+    hidden: frozenset[Scope] = frozenset(),
 ) -> BriefSource:
-    """Brief pages, and the newest other session when it has not ended: shown at once,
-    as "interrupted" once silent since ``stale_before``, as "still open" before that."""
+    """Brief pages, and ``owner``'s newest other session when it has not ended: shown at
+    once, as "interrupted" once silent since ``stale_before``, as "still open" before that.
+    The shared _global project's pages count unless it is ``hidden`` from the caller."""
     source = BriefSource()
     projects = [scope.project]
-    if scope.project != GLOBAL_PROJECT:
+    shared = Scope(scope.workspace, GLOBAL_PROJECT)
+    if scope.project != GLOBAL_PROJECT and shared not in hidden:
         projects.append(GLOBAL_PROJECT)
     for project in projects if pages else ():
         rows = conn.execute(BRIEF_PAGES, (scope.workspace, project)).fetchall()
         source.pages += [dict(r) for r in rows]
     row = conn.execute(
-        NEWEST_OTHER, (scope.workspace, scope.project, session_id, session_id)
+        NEWEST_OTHER, (scope.workspace, scope.project, session_id, session_id, owner)
     ).fetchone()
     if row is not None and row["ended_at"] is None:
         snapshot = read_snapshot(conn, scope, row["session_id"])

@@ -2,25 +2,24 @@
 
 Claims run inside a writer command, so two agents starting at once can never
 both get the same handoff. Manual handoffs come before automatic ones;
-automatic ones are matched by working directory.
+automatic ones are matched by working directory. A handoff belongs to the user
+whose session or call left it: only they see and claim it, unless it is shared
+(``shared = 1``) or an admin asks for every owner's (:class:`Viewer`).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
-import anyio.to_thread
-
 from ai_memory.core.clock import now_iso
-from ai_memory.core.errors import InvalidInput, NotFound
+from ai_memory.core.errors import Forbidden, InvalidInput, NotFound
 from ai_memory.core.identity import Scope
-from ai_memory.hooks.sanitize import Sanitizer
+from ai_memory.core.principal import Principal
 from ai_memory.store import pages
-from ai_memory.store.readers import ReaderPool
-from ai_memory.store.writer import Writer
 
 AcceptResult = Literal["claimed", "consumed_by_hook", "none_pending"]
 MAX_SUMMARY_CHARS = 4000
@@ -32,27 +31,37 @@ HANDOFF_COLUMNS = (
 )
 INSERT_HANDOFF = """
 INSERT INTO handoffs (workspace, project, origin, status, from_session, from_agent, cwd, summary,
-    content, created_at)
-VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)
+    content, created_at, owner, shared)
+VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?)
 """
+# Whose handoffs a viewer sees: (every owner?, the viewer's owner id). ``IS`` matches the
+# operator's NULL owner too, so a data dir from before users behaves as it did.
+VISIBLE = "(? OR owner IS ? OR shared = 1)"
 OPEN_AUTOMATIC = """
 SELECT id, from_session, cwd, created_at FROM handoffs
-WHERE workspace = ? AND project = ? AND origin = 'automatic' AND status = 'open'
+WHERE workspace = ? AND project = ? AND origin = 'automatic' AND status = 'open' AND owner IS ?
 """
 EXPIRE = "UPDATE handoffs SET status = 'expired' WHERE id = ? AND status = 'open'"
 OPEN_HANDOFFS = f"""
 SELECT {HANDOFF_COLUMNS} FROM handoffs
-WHERE workspace = ? AND project = ? AND status = 'open'
+WHERE workspace = ? AND project = ? AND status = 'open' AND {VISIBLE}
 ORDER BY CASE origin WHEN 'manual' THEN 0 ELSE 1 END, created_at DESC, id DESC
 """
+# Every owner's: the web UI's list (guarded by its own route).
 LIST_HANDOFFS = f"""
 SELECT {HANDOFF_COLUMNS} FROM handoffs
 WHERE workspace = ? AND project = ? AND (? IS NULL OR status = ?)
 ORDER BY created_at DESC, id DESC LIMIT ?
 """
+LIST_VISIBLE = f"""
+SELECT {HANDOFF_COLUMNS} FROM handoffs
+WHERE workspace = ? AND project = ? AND (? IS NULL OR status = ?) AND {VISIBLE}
+ORDER BY created_at DESC, id DESC LIMIT ?
+"""
 HANDOFF_BY_ID = (
     f"SELECT {HANDOFF_COLUMNS} FROM handoffs WHERE workspace = ? AND project = ? AND id = ?"
 )
+VISIBLE_BY_ID = f"{HANDOFF_BY_ID} AND {VISIBLE}"
 CLAIM = """
 UPDATE handoffs SET status = 'claimed', claimed_at = ?, claimed_by_agent = ?,
     claimed_by_session = ?, claimed_via = ?
@@ -62,9 +71,30 @@ CANCEL = "UPDATE handoffs SET status = 'cancelled' WHERE id = ? AND status = 'op
 CONSUMED_BY_HOOK = f"""
 SELECT {HANDOFF_COLUMNS} FROM handoffs
 WHERE workspace = ? AND project = ? AND status = 'claimed' AND claimed_via = 'hook'
-    AND claimed_by_session = ?
+    AND claimed_by_session = ? AND {VISIBLE}
 ORDER BY claimed_at DESC LIMIT 1
 """
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Whose handoffs a caller sees and claims: their own and shared ones, or with
+    ``any_owner`` (admins only) every one."""
+
+    owner: int | None = None
+    any_owner: bool = False
+
+    @classmethod
+    def of(cls, who: Principal, any_owner: bool = False) -> Viewer:
+        if any_owner and not who.admin:
+            raise Forbidden(f"user {who.name!r} may not use any_owner: it is for admins")
+        return cls(who.owner, any_owner)
+
+    def args(self) -> tuple[bool, int | None]:
+        return self.any_owner, self.owner
+
+
+OPERATOR = Viewer()
 
 
 def handoff_dict(row: sqlite3.Row) -> dict[str, Any]:
@@ -85,11 +115,13 @@ def open_command(
     from_session: str | None = None,
     from_agent: str | None = None,
     cwd: str | None = None,
+    owner: int | None = None,
+    shared: bool = False,
     clock: Callable[[], str] = now_iso,
 ) -> Callable[[sqlite3.Connection], dict[str, Any]]:
     """A writer command opening a handoff; a new automatic one expires older ones for its cwd."""
     # Redaction may lengthen the text a little ([REDACTED] for a short secret): room for it.
-    content_text = _content_json(content, 2 * MAX_CONTENT_CHARS)
+    content_text = content_json(content, 2 * MAX_CONTENT_CHARS)
 
     def command(conn: sqlite3.Connection) -> dict[str, Any]:
         return insert_handoff(
@@ -102,6 +134,8 @@ def open_command(
             from_agent=from_agent,
             cwd=cwd,
             now=clock(),
+            owner=owner,
+            shared=shared,
         )
 
     return command
@@ -118,10 +152,12 @@ def insert_handoff(
     from_agent: str | None,
     cwd: str | None,
     now: str,
+    owner: int | None = None,
+    shared: bool = False,
 ) -> dict[str, Any]:
     pages.ensure_project(conn, scope, now)
     if origin == "automatic":
-        expire_superseded(conn, scope, from_session, cwd, now)
+        expire_superseded(conn, scope, from_session, cwd, now, owner)
     cursor = conn.execute(
         INSERT_HANDOFF,
         (
@@ -134,6 +170,8 @@ def insert_handoff(
             summary[:MAX_SUMMARY_CHARS],
             content_text,
             now,
+            owner,
+            int(shared),
         ),
     )
     row = conn.execute(HANDOFF_BY_ID, (scope.workspace, scope.project, cursor.lastrowid)).fetchone()
@@ -146,11 +184,13 @@ def expire_superseded(
     from_session: str | None,
     cwd: str | None,
     now: str | None = None,
+    owner: int | None = None,
 ) -> None:
     """Older automatic handoffs of the same session, or ones a claim would match the same
     directory with (:func:`same_place`, as claiming uses), give way to a new one dated
-    ``now``; a newer one stays (an imported past session hands off nothing over it)."""
-    rows = conn.execute(OPEN_AUTOMATIC, (scope.workspace, scope.project)).fetchall()
+    ``now``; a newer one stays (an imported past session hands off nothing over it). Only
+    the same owner's: one user's session end never expires another's handoff."""
+    rows = conn.execute(OPEN_AUTOMATIC, (scope.workspace, scope.project, owner)).fetchall()
     stale = [
         (row["id"],)
         for row in rows
@@ -169,18 +209,21 @@ def claim_command(
     via: Literal["hook", "api"],
     handoff_id: int | None = None,
     claim_new: bool = True,
+    viewer: Viewer = OPERATOR,
     clock: Callable[[], str] = now_iso,
 ) -> Callable[[sqlite3.Connection], tuple[AcceptResult, dict[str, Any] | None]]:
-    """A writer command claiming one handoff (the given one, or the best open one).
+    """A writer command claiming one handoff (the given one, or the best open one) that
+    ``viewer`` may see.
 
     Through the hook it is idempotent per session: a session that already claimed one
     gets that one again. ``claim_new=False`` only looks that up.
     """
+    seen = viewer.args()
 
     def command(conn: sqlite3.Connection) -> tuple[AcceptResult, dict[str, Any] | None]:
         if handoff_id is not None:
             row = conn.execute(
-                HANDOFF_BY_ID, (scope.workspace, scope.project, handoff_id)
+                VISIBLE_BY_ID, (scope.workspace, scope.project, handoff_id, *seen)
             ).fetchone()
             if row is None:
                 raise NotFound(f"no handoff {handoff_id} in {scope}")
@@ -191,15 +234,15 @@ def claim_command(
         else:
             if via == "hook" and session_id:
                 mine = conn.execute(
-                    CONSUMED_BY_HOOK, (scope.workspace, scope.project, session_id)
+                    CONSUMED_BY_HOOK, (scope.workspace, scope.project, session_id, *seen)
                 ).fetchone()
                 if mine is not None:
                     return "claimed", handoff_dict(mine)
-            row = best_open(conn, scope, session_id, cwd) if claim_new else None
+            row = best_open(conn, scope, session_id, cwd, viewer) if claim_new else None
             if row is None:
                 if session_id:
                     consumed = conn.execute(
-                        CONSUMED_BY_HOOK, (scope.workspace, scope.project, session_id)
+                        CONSUMED_BY_HOOK, (scope.workspace, scope.project, session_id, *seen)
                     ).fetchone()
                     if consumed is not None and via == "api":
                         return "consumed_by_hook", handoff_dict(consumed)
@@ -212,18 +255,23 @@ def claim_command(
 
 
 def consumed_handoff(
-    conn: sqlite3.Connection, scope: Scope, session_id: str
+    conn: sqlite3.Connection, scope: Scope, session_id: str, viewer: Viewer = OPERATOR
 ) -> dict[str, Any] | None:
-    """The handoff this session's start hook claimed, if any."""
-    row = conn.execute(CONSUMED_BY_HOOK, (scope.workspace, scope.project, session_id)).fetchone()
+    """The handoff this session's start hook claimed, if any (and ``viewer`` may see it)."""
+    args = (scope.workspace, scope.project, session_id, *viewer.args())
+    row = conn.execute(CONSUMED_BY_HOOK, args).fetchone()
     return handoff_dict(row) if row is not None else None
 
 
 def best_open(
-    conn: sqlite3.Connection, scope: Scope, session_id: str | None, cwd: str | None
+    conn: sqlite3.Connection,
+    scope: Scope,
+    session_id: str | None,
+    cwd: str | None,
+    viewer: Viewer = OPERATOR,
 ) -> sqlite3.Row | None:
     """Manual first (newest), then the newest automatic one left in the same directory."""
-    for row in conn.execute(OPEN_HANDOFFS, (scope.workspace, scope.project)):
+    for row in conn.execute(OPEN_HANDOFFS, (scope.workspace, scope.project, *viewer.args())):
         if session_id and row["from_session"] == session_id:
             continue
         if row["origin"] == "manual" or same_place(row["cwd"], cwd):
@@ -240,127 +288,7 @@ def same_place(left: str | None, right: str | None) -> bool:
     return a.startswith(b) or b.startswith(a)
 
 
-# -- plain functions for the API and MCP surfaces -----------------------------------
-
-
-async def begin_handoff(
-    writer: Writer,
-    scope: Scope,
-    summary: str,
-    *,
-    content: Mapping[str, Any] | None = None,
-    from_agent: str | None = None,
-    from_session: str | None = None,
-    cwd: str | None = None,
-    timeout: float = 10.0,
-    redact_patterns: Sequence[str] = (),
-) -> dict[str, Any]:
-    """Open a manual handoff for the next agent of ``scope``; returns the stored handoff.
-
-    Everything in it is captured text, sanitized like a hook event (in a worker
-    thread): it is stored, and delivered in the next session-start packet.
-    """
-    summary = _check_summary(summary)
-    _content_json(content)  # refused as sent (too big, not JSON), before redaction
-    clean = await anyio.to_thread.run_sync(
-        _sanitized, redact_patterns, summary, content, from_agent, from_session, cwd
-    )
-    command = open_command(scope, origin="manual", **clean)
-    return await writer.run(command, timeout=timeout)
-
-
-def _sanitized(
-    redact_patterns: Sequence[str],
-    summary: str,
-    content: Mapping[str, Any] | None,
-    from_agent: str | None,
-    from_session: str | None,
-    cwd: str | None,
-) -> dict[str, Any]:
-    sanitizer = Sanitizer(redact_patterns)  # RE2 caches the compiled patterns
-    tree = sanitizer.tree(dict(content or {}), MAX_CONTENT_CHARS)
-    return {
-        "summary": sanitizer.clean(summary, MAX_SUMMARY_CHARS * 4),
-        "content": tree if isinstance(tree, dict) else {},
-        "from_agent": sanitizer.clean(from_agent, 200) if from_agent else None,
-        "from_session": sanitizer.session_id(from_session) if from_session else None,
-        "cwd": sanitizer.clean(cwd, 4096) if cwd else None,
-    }
-
-
-async def list_handoffs(
-    readers: ReaderPool, scope: Scope, *, status: str | None = "open", limit: int = 20
-) -> list[dict[str, Any]]:
-    """Handoffs of ``scope``, newest first; ``status=None`` lists every status."""
-    if status not in (None, "open", "claimed", "cancelled", "expired"):
-        raise InvalidInput(f"status {status!r} is not open, claimed, cancelled or expired")
-    args = (scope.workspace, scope.project, status, status, max(1, min(limit, 200)))
-
-    def query(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-        return [handoff_dict(row) for row in conn.execute(LIST_HANDOFFS, args)]
-
-    return await readers.aread(query)
-
-
-async def accept_handoff(
-    writer: Writer,
-    scope: Scope,
-    handoff_id: int | None = None,
-    *,
-    agent: str | None = None,
-    session_id: str | None = None,
-    cwd: str | None = None,
-    timeout: float = 10.0,
-) -> dict[str, Any]:
-    """Claim ``handoff_id`` (or the best open one) exactly once.
-
-    Returns ``{"result": "claimed" | "consumed_by_hook" | "none_pending", "handoff": …}``;
-    ``consumed_by_hook`` means the session-start hook already delivered it.
-    """
-    agent, session_id = await anyio.to_thread.run_sync(_claimant, agent, session_id)
-    command = claim_command(
-        scope, agent=agent, session_id=session_id, cwd=cwd, via="api", handoff_id=handoff_id
-    )
-    result, handoff = await writer.run(command, timeout=timeout)
-    return {"result": result, "handoff": handoff}
-
-
-async def cancel_handoff(
-    writer: Writer, scope: Scope, handoff_id: int, *, timeout: float = 10.0
-) -> dict[str, Any]:
-    """Cancel an open handoff; raise NotFound / InvalidInput when it is missing or not open."""
-
-    def command(conn: sqlite3.Connection) -> dict[str, Any]:
-        row = conn.execute(HANDOFF_BY_ID, (scope.workspace, scope.project, handoff_id)).fetchone()
-        if row is None:
-            raise NotFound(f"no handoff {handoff_id} in {scope}")
-        if conn.execute(CANCEL, (handoff_id,)).rowcount == 0:
-            raise InvalidInput(f"handoff {handoff_id} is {row['status']}, not open")
-        updated = conn.execute(HANDOFF_BY_ID, (scope.workspace, scope.project, handoff_id))
-        return handoff_dict(updated.fetchone())
-
-    return await writer.run(command, timeout=timeout)
-
-
-def _claimant(agent: str | None, session_id: str | None) -> tuple[str | None, str | None]:
-    """The claiming agent and session as stored: one holding a secret is replaced."""
-    sanitizer = Sanitizer()
-    if agent and sanitizer.holds_secret(agent):
-        agent = "redacted"
-    if session_id and sanitizer.holds_secret(session_id):
-        session_id = sanitizer.session_id(session_id)
-    return agent, session_id
-
-
-def _check_summary(summary: str) -> str:
-    if not isinstance(summary, str) or not summary.strip():
-        raise InvalidInput("a handoff needs a non-empty summary")
-    if len(summary) > MAX_SUMMARY_CHARS:
-        raise InvalidInput(f"the summary is over {MAX_SUMMARY_CHARS} characters")
-    return summary.strip()
-
-
-def _content_json(content: Mapping[str, Any] | None, limit: int = MAX_CONTENT_CHARS) -> str:
+def content_json(content: Mapping[str, Any] | None, limit: int = MAX_CONTENT_CHARS) -> str:
     try:
         text = json.dumps(dict(content or {}), ensure_ascii=False, default=str)
     except (TypeError, ValueError) as exc:

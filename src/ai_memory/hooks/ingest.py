@@ -16,11 +16,14 @@ from datetime import datetime, timedelta
 from ai_memory.core.clock import iso, now_iso, parse_iso
 from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import Scope
+from ai_memory.core.principal import Principal
 from ai_memory.core.text import fts_text
 from ai_memory.hookclient.resolve import resolve_project
 from ai_memory.hooks.aliases import normalise, pick
+from ai_memory.hooks.ingest_access import refusals
 from ai_memory.hooks.sanitize import NeedsRedaction, SanitizedObservation, Sanitizer
 from ai_memory.store import pages
+from ai_memory.store.acting import acting
 
 # A body up to this size whose every field holds nothing a secret pattern matches is
 # parsed where it arrives: its cost is bounded (one linear RE2 scan per field, ~0.2 ms),
@@ -54,14 +57,15 @@ WORK_KINDS = frozenset(
 
 INSERT_OBSERVATION = """
 INSERT OR IGNORE INTO observations
-    (workspace, project, session_id, agent, kind, ingest_key, tool_name, body, meta, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    (workspace, project, session_id, agent, kind, ingest_key, tool_name, body, meta, created_at,
+    owner)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 INSERT_OBSERVATION_FTS = "INSERT INTO observations_fts(rowid, body) VALUES (?, ?)"
 UPSERT_SESSION = """
 INSERT INTO sessions (workspace, project, session_id, agent, cwd, started_at, last_event_at,
-    ended_at, end_reason)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ended_at, end_reason, owner)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (workspace, project, session_id) DO UPDATE SET
     last_event_at = excluded.last_event_at,
     cwd = coalesce(sessions.cwd, excluded.cwd),
@@ -87,6 +91,7 @@ class HookEvent:
 class IngestOutcome:
     stored: bool  # False: the ingest_key was already stored (acknowledged again)
     ended: bool  # the event ended its session: follow-up work is due
+    refused: str | None = None  # why the caller may not store it (a 403); nothing stored
 
 
 def parse_event(
@@ -168,26 +173,37 @@ def given_session_id(params: Mapping[str, str], sanitizer: Sanitizer) -> str | N
 
 
 def store_command(
-    events: Sequence[HookEvent], clock: Callable[[], str] = now_iso
+    events: Sequence[HookEvent],
+    clock: Callable[[], str] = now_iso,
+    who: Principal | None = None,
 ) -> Callable[[sqlite3.Connection], list[IngestOutcome]]:
     """The writer command storing events: observations, FTS rows and session rows together.
 
-    A batch is one command: its projects and sessions are touched once each.
+    A batch is one command: its projects and sessions are touched once each. What is
+    stored belongs to ``who`` (default: whoever submitted the command); an event ``who``
+    may not store is answered ``refused`` and leaves nothing.
     """
 
     def command(conn: sqlite3.Connection) -> list[IngestOutcome]:
         now = clock()
-        known = _projects(conn, events, now)
+        caller = who or acting()
+        refused = refusals(conn, events, caller)
+        allowed = [e for i, e in enumerate(events) if i not in refused]
+        known = _projects(conn, allowed, now)
         outcomes: list[IngestOutcome] = []
         sessions: dict[tuple[Scope, str], HookEvent] = {}
         first: dict[tuple[Scope, str], str] = {}
         fts_rows: list[tuple[int | None, str]] = []
-        for event in events:
+        for index, event in enumerate(events):
             obs = event.observation
+            if index in refused:
+                outcomes.append(IngestOutcome(stored=False, ended=False, refused=refused[index]))
+                continue
             if event.scope not in known:  # lifecycle only, in a project nothing created
                 outcomes.append(IngestOutcome(stored=True, ended=False))
                 continue
-            cursor = conn.execute(INSERT_OBSERVATION, _observation_row(event, now))
+            row = (*_observation_row(event, now), caller.owner)
+            cursor = conn.execute(INSERT_OBSERVATION, row)
             if cursor.rowcount == 0:
                 outcomes.append(IngestOutcome(stored=False, ended=False))
                 continue
@@ -197,7 +213,7 @@ def store_command(
             first.setdefault((event.scope, obs.session_id), event.occurred_at or now)
             outcomes.append(IngestOutcome(stored=True, ended=obs.kind == "session-end"))
         conn.executemany(INSERT_OBSERVATION_FTS, fts_rows)
-        rows = [_session_row(e, now, first[key]) for key, e in sessions.items()]
+        rows = [(*_session_row(e, now, first[key]), caller.owner) for key, e in sessions.items()]
         conn.executemany(UPSERT_SESSION, rows)
         return outcomes
 

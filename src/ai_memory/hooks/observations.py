@@ -1,4 +1,9 @@
-"""Reading what a session captured, page by page (for the API and the MCP tools)."""
+"""Reading what a session captured, page by page (for the API and the MCP tools).
+
+Raw observations are their owner's: a user reads those of the sessions their key
+captured (admins and the operator: every session's). The session *page* is project
+content and stays readable to everyone who may read the project.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +11,28 @@ import json
 import sqlite3
 from typing import Any
 
-from ai_memory.core.errors import NotFound
+from ai_memory.core.errors import Forbidden, NotFound
 from ai_memory.core.identity import Scope
+from ai_memory.core.principal import Principal
 from ai_memory.store.readers import ReaderPool
 
 SESSION_COLUMNS = "session_id, agent, cwd, started_at, last_event_at, ended_at, end_reason, page_id"
+# (every owner's?, the reader's owner id): ``IS`` matches the operator's NULL owner too.
+OWNED = "(? OR owner IS ?)"
 SESSION = f"""
-SELECT {SESSION_COLUMNS} FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?
+SELECT {SESSION_COLUMNS}, {OWNED} AS readable FROM sessions
+WHERE workspace = ? AND project = ? AND session_id = ?
 """
 NEWEST_OTHER_SESSION = f"""
 SELECT {SESSION_COLUMNS} FROM sessions
-WHERE workspace = ? AND project = ? AND (? IS NULL OR session_id != ?)
+WHERE workspace = ? AND project = ? AND (? IS NULL OR session_id != ?) AND {OWNED}
 ORDER BY last_event_at DESC, id DESC LIMIT 1
 """
 RECENT_SESSIONS = f"""
 SELECT {SESSION_COLUMNS},
     (SELECT count(*) FROM observations o WHERE o.workspace = s.workspace
         AND o.project = s.project AND o.session_id = s.session_id) AS observations
-FROM sessions s WHERE workspace = ? AND project = ?
+FROM sessions s WHERE workspace = ? AND project = ? AND {OWNED}
 ORDER BY last_event_at DESC, id DESC LIMIT ?
 """
 PAGE = """
@@ -44,18 +53,29 @@ def read_observations(
     before_id: int | None = None,
     limit: int = 50,
     max_body_chars: int | None = None,
+    who: Principal | None = None,
 ) -> dict[str, Any]:
     """One page of a session's observations, newest first.
 
     Without ``session_id`` it reads the newest session of the project other
-    than ``exclude_session`` (the caller's own). ``next_before_id`` pages on.
+    than ``exclude_session`` (the caller's own) that ``who`` owns (default: the
+    operator, who reads every one). ``next_before_id`` pages on.
     """
+    reader = owner_args(who)
     if session_id is not None:
-        row = conn.execute(SESSION, (scope.workspace, scope.project, session_id)).fetchone()
+        row = conn.execute(
+            SESSION, (*reader, scope.workspace, scope.project, session_id)
+        ).fetchone()
+        if row is not None and not row["readable"]:
+            name = who.name if who is not None else "root"
+            raise Forbidden(
+                f"user {name!r} may not read the observations of session {session_id} in "
+                f"{scope}: another user captured it (its page is readable)"
+            )
     else:
         row = conn.execute(
             NEWEST_OTHER_SESSION,
-            (scope.workspace, scope.project, exclude_session, exclude_session),
+            (scope.workspace, scope.project, exclude_session, exclude_session, *reader),
         ).fetchone()
     if row is None:
         which = f"session {session_id}" if session_id else "other session"
@@ -67,10 +87,12 @@ def read_observations(
     more = len(rows) > limit
     rows = rows[:limit]
     total = conn.execute(COUNT, (scope.workspace, scope.project, sid)).fetchone()[0]
+    session = dict(row)
+    session.pop("readable", None)
     return {
         "workspace": scope.workspace,
         "project": scope.project,
-        "session": dict(row),
+        "session": session,
         "total": total,
         "observations": [_observation(r, max_body_chars) for r in rows],
         "next_before_id": rows[-1]["id"] if more and rows else None,
@@ -86,6 +108,7 @@ async def session_observations(
     before_id: int | None = None,
     limit: int = 50,
     max_body_chars: int | None = None,
+    who: Principal | None = None,
 ) -> dict[str, Any]:
     """Async form of :func:`read_observations` on the reader pool."""
     return await readers.aread(
@@ -97,15 +120,24 @@ async def session_observations(
             before_id=before_id,
             limit=limit,
             max_body_chars=max_body_chars,
+            who=who,
         )
     )
 
 
 async def recent_sessions(
-    readers: ReaderPool, scope: Scope, limit: int = 20
+    readers: ReaderPool, scope: Scope, limit: int = 20, who: Principal | None = None
 ) -> list[dict[str, Any]]:
-    args = (scope.workspace, scope.project, max(1, min(limit, MAX_PAGE)))
+    """The newest sessions of ``scope`` whose observations ``who`` may read."""
+    args = (scope.workspace, scope.project, *owner_args(who), max(1, min(limit, MAX_PAGE)))
     return await readers.aread(lambda conn: [dict(r) for r in conn.execute(RECENT_SESSIONS, args)])
+
+
+def owner_args(who: Principal | None) -> tuple[bool, int | None]:
+    """The :data:`OWNED` parameters: every session for the operator and admins."""
+    if who is None or who.sees_every_owner():
+        return True, None
+    return False, who.owner
 
 
 def _observation(row: sqlite3.Row, max_body_chars: int | None) -> dict[str, Any]:

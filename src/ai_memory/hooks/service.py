@@ -13,8 +13,9 @@ import anyio
 import anyio.to_thread
 
 from ai_memory.core.clock import iso, utc_now
-from ai_memory.core.errors import AiMemoryError, InvalidInput, NotFound, Saturated
+from ai_memory.core.errors import AiMemoryError, Forbidden, InvalidInput, NotFound, Saturated
 from ai_memory.core.identity import Scope
+from ai_memory.core.principal import Principal
 from ai_memory.hooks.brief import (
     BriefSource,
     build_packet,
@@ -24,7 +25,7 @@ from ai_memory.hooks.brief import (
 )
 from ai_memory.hooks.capture_filter import CaptureFilter
 from ai_memory.hooks.followup import SessionFinisher
-from ai_memory.hooks.handoffs import claim_command, consumed_handoff
+from ai_memory.hooks.handoffs import Viewer, claim_command, consumed_handoff
 from ai_memory.hooks.ingest import (
     HookEvent,
     IngestOutcome,
@@ -34,6 +35,7 @@ from ai_memory.hooks.ingest import (
     parse_in_place,
     store_command,
 )
+from ai_memory.hooks.ingest_access import owns_session, packet_access
 from ai_memory.hooks.project_aliases import ProjectAliases
 from ai_memory.hooks.recap import anchor_text, claimed_note
 from ai_memory.hooks.sanitize import Sanitizer
@@ -115,9 +117,14 @@ class HookService:
     # -- ingest -----------------------------------------------------------------
 
     async def ingest(
-        self, params: Mapping[str, str], body: object, size: int | None = None
+        self,
+        params: Mapping[str, str],
+        body: object,
+        size: int | None = None,
+        who: Principal | None = None,
     ) -> IngestOutcome:
-        """Store one event; return only after it committed. Raise Saturated when full.
+        """Store one event as ``who``'s; return only after it committed. Raise Saturated when
+        full, Forbidden when ``who`` may not write to its project or session.
 
         Parsing and sanitizing are CPU work: they run in a worker thread, so a hostile
         payload never holds up the event loop (and every other request with it); a small
@@ -131,12 +138,15 @@ class HookService:
         if self.capture.drops(event, body):
             return DROPPED
         event = self.aliases.event(event)
-        (outcome,) = await self._store([event])
+        (outcome,) = await self._store([event], who)
+        if outcome.refused is not None:
+            raise Forbidden(outcome.refused)
         self._follow_up(event, outcome)
         return outcome
 
-    async def ingest_batch(self, items: object) -> list[ItemResult]:
-        """Every item is answered on its own: 202, its 4xx, or 429 when the queue is full."""
+    async def ingest_batch(self, items: object, who: Principal | None = None) -> list[ItemResult]:
+        """Every item is answered on its own: 202, its 4xx (403: ``who`` may not store it),
+        or 429 when the queue is full."""
         if not isinstance(items, list):
             raise InvalidInput("the batch body must be a JSON array of {params, body} items")
         if len(items) > MAX_BATCH:
@@ -145,12 +155,16 @@ class HookService:
         parsed = await anyio.to_thread.run_sync(self._parse_items, items, results, limiter=self.cpu)
         if parsed:
             try:
-                outcomes = await self._store([event for _, event in parsed])
+                outcomes = await self._store([event for _, event in parsed], who)
             except AiMemoryError as exc:
                 for index, _ in parsed:
                     results[index] = ItemResult(index, exc.http_status, exc.to_dict())
             else:
                 for (index, event), outcome in zip(parsed, outcomes, strict=True):
+                    if outcome.refused is not None:
+                        refusal = Forbidden(outcome.refused)
+                        results[index] = ItemResult(index, 403, refusal.to_dict())
+                        continue
                     results[index] = ItemResult(index, 202)
                     self._follow_up(event, outcome)
         return [r for r in results if r is not None]
@@ -182,11 +196,11 @@ class HookService:
         event = parse_event(params, {} if body is None else body, self.sanitizer)
         return self.aliases.event(event)
 
-    async def _store(self, events: list[HookEvent]) -> list[IngestOutcome]:
+    async def _store(self, events: list[HookEvent], who: Principal | None) -> list[IngestOutcome]:
         """One writer command for the events; bounded by the ingest limit, never waiting."""
         if self.in_flight + len(events) > self.limit:
             raise Saturated("the hook ingest queue is full; retry shortly")
-        future = self.runtime.writer.submit(store_command(events), timeout=0)
+        future = self.runtime.writer.submit(store_command(events, who=who), timeout=0)
         self.in_flight += len(events)
         try:
             return await asyncio.wrap_future(future)
@@ -239,43 +253,60 @@ class HookService:
 
     # -- session start ------------------------------------------------------------
 
-    async def session_start_packet(self, params: Mapping[str, str]) -> dict[str, Any]:
-        """Claim the best handoff (exactly once) and pack it with the project brief.
+    async def session_start_packet(
+        self, params: Mapping[str, str], who: Principal | None = None
+    ) -> dict[str, Any]:
+        """Claim the best handoff ``who`` may see (exactly once) and pack it with the brief.
 
         A session asking again gets the handoff it already claimed (its first answer may
         never have reached the agent). A resumed session claims nothing new; a start after
-        a compaction gets the anchor of its own work instead (see :meth:`recap`).
+        a compaction gets the anchor of its own work instead (see :meth:`recap`). A caller
+        who may only read the project claims nothing.
         """
         if params.get("source") == "compact":
-            return await self.recap(params, brief=False)
+            return await self.recap(params, brief=False, who=who)
+        who = who or Principal.root()
         agent, cwd, scope, session_id, budget = await self._packet_params(params)
+        hidden, may_write = await self.runtime.readers.aread(
+            lambda conn: packet_access(conn, who, scope)
+        )
         command = claim_command(
             scope,
             agent=agent,
             session_id=session_id,
             cwd=cwd,
             via="hook",
-            claim_new=params.get("source") not in NO_NEW_CLAIM,
+            claim_new=may_write and params.get("source") not in NO_NEW_CLAIM,
+            viewer=Viewer.of(who),
         )
         _, handoff = await self.runtime.writer.run(
             command, timeout=self.runtime.config.store.write_timeout_s
         )
         stale = iso(utc_now() - timedelta(seconds=self.runtime.config.hooks.idle_end_s))
         source_data = await self.runtime.readers.aread(
-            lambda conn: read_source(conn, scope, session_id, stale)
+            lambda conn: read_source(conn, scope, session_id, stale, owner=who.owner, hidden=hidden)
         )
         return self._reinforce(source_data, build_packet(scope, handoff, source_data, budget))
 
-    async def recap(self, params: Mapping[str, str], *, brief: bool = True) -> dict[str, Any]:
+    async def recap(
+        self, params: Mapping[str, str], *, brief: bool = True, who: Principal | None = None
+    ) -> dict[str, Any]:
         """Re-ground a session: its own goal, prompts and changes (the anchor), the handoff
-        it started from named in a line, a session left open, then the brief. Claims nothing."""
+        it started from named in a line, a session left open, then the brief. Claims nothing.
+        Only a session ``who`` owns is recapped from its observations."""
+        who = who or Principal.root()
         _, _, scope, session_id, budget = await self._packet_params(params)
         stale = iso(utc_now() - timedelta(seconds=self.runtime.config.hooks.idle_end_s))
+        viewer = Viewer.of(who)
 
         def read(conn: Any) -> tuple[BriefSource, dict[str, Any] | None, Any]:
-            source = read_source(conn, scope, session_id, stale, pages=brief)
-            snapshot = read_snapshot(conn, scope, session_id) if session_id else None
-            claimed = consumed_handoff(conn, scope, session_id) if session_id else None
+            hidden, _ = packet_access(conn, who, scope)
+            mine = session_id if session_id and owns_session(conn, who, scope, session_id) else None
+            source = read_source(
+                conn, scope, session_id, stale, pages=brief, owner=who.owner, hidden=hidden
+            )
+            snapshot = read_snapshot(conn, scope, mine) if mine else None
+            claimed = consumed_handoff(conn, scope, mine, viewer) if mine else None
             return source, snapshot, claimed
 
         source, snapshot, claimed = await self.runtime.readers.aread(read)
@@ -288,13 +319,19 @@ class HookService:
         packet["handoff"] = claimed
         return self._reinforce(source, packet)
 
-    async def brief(self, params: Mapping[str, str]) -> dict[str, Any]:
+    async def brief(
+        self, params: Mapping[str, str], who: Principal | None = None
+    ) -> dict[str, Any]:
         """The project brief alone (a subagent's start): nothing claimed, nothing recovered."""
+        caller = who or Principal.root()
         _, _, scope, _, budget = await self._packet_params(params)
         stale = iso(utc_now())
-        source = await self.runtime.readers.aread(
-            lambda conn: read_source(conn, scope, None, stale)
-        )
+
+        def read(conn: Any) -> BriefSource:
+            hidden, _ = packet_access(conn, caller, scope)
+            return read_source(conn, scope, None, stale, owner=caller.owner, hidden=hidden)
+
+        source = await self.runtime.readers.aread(read)
         source.recovery = None
         return self._reinforce(source, build_packet(scope, None, source, budget))
 

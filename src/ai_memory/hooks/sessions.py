@@ -57,6 +57,7 @@ DROP_EMPTY_OBSERVATIONS = (
     "DELETE FROM observations WHERE workspace = ? AND project = ? AND session_id = ?"
 )
 DROP_EMPTY_SESSION = "DELETE FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?"
+SESSION_OWNER = "SELECT owner FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?"
 NEWEST_OPEN_FOR_AGENT = """
 SELECT session_id FROM sessions
 WHERE workspace = ? AND project = ? AND ended_at IS NULL AND (? IS NULL OR agent = ?)
@@ -192,6 +193,7 @@ def end_command(
                 from_agent=digest.agent,
                 cwd=digest.cwd,
                 now=now,
+                owner=session_owner(conn, ids),  # private to its owner until shared
             )
             handoff_id = int(handoff["id"])
             if consolidate:  # a plain insert: the LLM layer is the server's, not the hook's
@@ -255,3 +257,9 @@ def page_unwritten(conn: sqlite3.Connection, key: SessionKey) -> bool:
 def session_page_id(conn: sqlite3.Connection, key: SessionKey) -> int | None:
     row = conn.execute(SESSION_PAGE, (key.workspace, key.project, key.session_id)).fetchone()
     return int(row[0]) if row is not None and row[0] is not None else None
+
+
+def session_owner(conn: sqlite3.Connection, ids: tuple[str, str, str]) -> int | None:
+    """The user whose key captured the session (None: the operator)."""
+    row = conn.execute(SESSION_OWNER, ids).fetchone()
+    return int(row["owner"]) if row is not None and row["owner"] is not None else None

@@ -62,6 +62,9 @@ class LocalSink:
         timeout = self.runtime.config.store.write_timeout_s
         for chunk in chunks(events, BATCH):
             for outcome in self.runtime.writer.call(store_command(chunk), timeout=timeout):
+                if outcome.refused is not None:  # a session another user captured
+                    _reject(tally, plan, outcome.refused)
+                    continue
                 tally.stored += outcome.stored
                 tally.duplicates += not outcome.stored
                 ended = ended or outcome.ended

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ai_memory.core.identity import Scope
 from ai_memory.core.kinds import RULE_PAGE_SQL
+from ai_memory.hooks.handoffs import OPERATOR, VISIBLE, Viewer
 from ai_memory.store.counts import project_counts
 
 if TYPE_CHECKING:
@@ -41,9 +42,10 @@ SELECT session_id, agent, started_at, last_event_at, ended_at, end_reason, page_
 FROM sessions WHERE workspace = ? AND project = ?
 ORDER BY last_event_at DESC LIMIT ?
 """
-OPEN_HANDOFFS = """
+# Only those the caller may claim: their own and shared ones.
+OPEN_HANDOFFS = f"""
 SELECT id, origin, from_session, from_agent, summary, content, created_at FROM handoffs
-WHERE workspace = ? AND project = ? AND status = 'open'
+WHERE workspace = ? AND project = ? AND status = 'open' AND {VISIBLE}
 ORDER BY created_at DESC LIMIT ?
 """
 
@@ -52,18 +54,23 @@ ORDER BY created_at DESC LIMIT ?
 SHOWN = ("rules", "slots", "pinned", "recent_pages")
 
 
-async def read_briefing(runtime: Runtime, scope: Scope, limit: int) -> dict[str, Any]:
+async def read_briefing(
+    runtime: Runtime, scope: Scope, limit: int, viewer: Viewer = OPERATOR
+) -> dict[str, Any]:
     """The briefing of ``scope``, its shown pages counted as read (memory_briefing and
-    memory_explore both hand it on)."""
+    memory_explore both hand it on); only the handoffs ``viewer`` may claim."""
     from ai_memory.mcp.reinforce import reinforce
 
-    data = await runtime.readers.aread(lambda conn: briefing(conn, scope, limit))
+    data = await runtime.readers.aread(lambda conn: briefing(conn, scope, limit, viewer))
     reinforce(runtime, [item["page_id"] for key in SHOWN for item in data[key]])
     return data
 
 
-def briefing(conn: sqlite3.Connection, scope: Scope, limit: int) -> dict[str, Any]:
+def briefing(
+    conn: sqlite3.Connection, scope: Scope, limit: int, viewer: Viewer = OPERATOR
+) -> dict[str, Any]:
     params = (scope.workspace, scope.project)
+    handoffs = (*params, *viewer.args(), limit)
     return {
         "counts": project_counts(conn, scope),
         "rules": [_capped(r) for r in conn.execute(RULES, (*params, limit))],
@@ -71,7 +78,7 @@ def briefing(conn: sqlite3.Connection, scope: Scope, limit: int) -> dict[str, An
         "pinned": [dict(r) for r in conn.execute(PINNED, (*params, limit))],
         "recent_pages": [dict(r) for r in conn.execute(RECENT, (*params, limit))],
         "recent_sessions": [dict(r) for r in conn.execute(SESSIONS, (*params, limit))],
-        "open_handoffs": [_handoff(r) for r in conn.execute(OPEN_HANDOFFS, (*params, limit))],
+        "open_handoffs": [_handoff(r) for r in conn.execute(OPEN_HANDOFFS, handoffs)],
     }
 
 

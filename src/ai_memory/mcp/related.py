@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections import deque
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ai_memory.core.identity import PageRef
+from ai_memory.core.identity import PageRef, Scope
 from ai_memory.store import pages
 
 MAX_DEPTH = 3
@@ -26,9 +27,11 @@ def related_pages(
     depth: int,
     limit: int,
     shown: list[int] | None = None,
+    hidden: frozenset[Scope] = frozenset(),
 ) -> list[dict[str, Any]]:
     """Pages linked from or to ``start``, breadth first, nearest first; the ids of those
-    that exist are added to ``shown`` (they reinforce as read)."""
+    that exist are added to ``shown`` (they reinforce as read). Pages of a ``hidden``
+    project are neither listed nor walked through, as if they did not exist."""
     origin: Key = (start.workspace, start.project, start.path)
     seen: set[Key] = {origin}
     found: list[dict[str, Any]] = []
@@ -38,7 +41,7 @@ def related_pages(
         if level >= depth:
             continue
         for neighbour, via in _neighbours(conn, key):
-            if neighbour in seen:
+            if neighbour in seen or Scope(neighbour[0], neighbour[1]) in hidden:
                 continue
             seen.add(neighbour)
             node = conn.execute(_NODE, neighbour).fetchone()
@@ -77,3 +80,10 @@ def _describe(
         "via": via,
         "from": f"{parent[0]}/{parent[1]}:{parent[2]}",
     }
+
+
+def visible(items: Iterable[Mapping[str, Any]], hidden: frozenset[Scope]) -> list[Any]:
+    """``items`` (each with ``workspace`` and ``project``) without those of hidden projects."""
+    if not hidden:
+        return list(items)
+    return [item for item in items if Scope(item["workspace"], item["project"]) not in hidden]

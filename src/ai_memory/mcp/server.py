@@ -26,7 +26,7 @@ from ai_memory.mcp import (
     tools_write,
 )
 from ai_memory.mcp.args import check_text_arguments
-from ai_memory.mcp.deps import Ctx, ToolDeps
+from ai_memory.mcp.deps import Ctx, ToolDeps, acting_for
 from ai_memory.mcp.errors import invalid_params
 from ai_memory.mcp.instructions import server_instructions
 from ai_memory.mcp.lazy import MCP_PATH
@@ -57,12 +57,13 @@ class MemoryServer(MCPServer[Any]):
             if wire_name in arguments:
                 arguments[code_name] = arguments.pop(wire_name)
         check_text_arguments(arguments)
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            if isinstance(exc.__cause__, ValidationError):
-                raise invalid_params(exc.__cause__) from exc
-            raise
+        with acting_for(context):
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc.__cause__, ValidationError):
+                    raise invalid_params(exc.__cause__) from exc
+                raise
 
 
 def build_server(get_runtime: Callable[[], Runtime | None]) -> MemoryServer:

@@ -68,6 +68,7 @@ def _consolidate_tool(deps: ToolDeps) -> Any:
             from ai_memory.consolidate.consolidation_jobs import consolidate_now
 
             resolved = await deps.scope(ctx, workspace, project, write=not dry_run)
+            await deps.own_session(ctx, resolved.scope, session_id)
             settings = runtime.config.consolidation
             result = await consolidate_now(
                 runtime,

@@ -10,9 +10,10 @@ from pydantic import Field
 
 from ai_memory.consolidate.edge import Slots
 from ai_memory.core.fence import NOTE
+from ai_memory.hooks.handoffs import Viewer
 from ai_memory.mcp.args import Project, Workspace
 from ai_memory.mcp.briefing import read_briefing
-from ai_memory.mcp.deps import Ctx, ToolDeps, answer
+from ai_memory.mcp.deps import Ctx, ToolDeps, answer, principal
 
 # A read, but the briefing goes to the configured provider: the one read that leaves the machine.
 ANNOTATIONS = ToolAnnotations(
@@ -44,7 +45,7 @@ def _explore_tool(deps: ToolDeps, slots: Slots) -> Any:
         async def work() -> dict[str, Any]:
             resolved = await deps.scope(ctx, workspace, project)
             runtime = deps.runtime()
-            data = await read_briefing(runtime, resolved.scope, limit)
+            data = await read_briefing(runtime, resolved.scope, limit, Viewer.of(principal(ctx)))
             from ai_memory.consolidate.explore import explore  # the LLM edge
 
             label = str(resolved.scope)

@@ -50,6 +50,7 @@ def _improve_tool(deps: ToolDeps) -> Any:
     ) -> CallToolResult:
         async def work() -> dict[str, Any]:
             resolved = await deps.scope(ctx, workspace, project, write=not dry_run)
+            await deps.own_session(ctx, resolved.scope, session_id)
             runtime = deps.runtime()
             report = await improve_now(
                 runtime.wiki,

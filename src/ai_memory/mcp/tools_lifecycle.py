@@ -9,6 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
+from ai_memory.core.principal import Access
 from ai_memory.maintenance import restore
 from ai_memory.maintenance.lint import lint_project
 from ai_memory.maintenance.sweep import Sweeper
@@ -59,7 +60,8 @@ def _sweep_tool(deps: ToolDeps) -> Any:
         project: Project = None,
     ) -> CallToolResult:
         async def work() -> dict[str, Any]:
-            resolved = await deps.scope(ctx, workspace, project)
+            need = Access.READ if dry_run else Access.WRITE
+            resolved = await deps.scope(ctx, workspace, project, need=need)
             runtime = deps.runtime()
             sweeper = Sweeper(runtime.wiki, runtime.config)
             report = await asyncio.to_thread(sweeper.sweep, dry_run=dry_run, scope=resolved.scope)
@@ -75,7 +77,7 @@ def _lint_tool(deps: ToolDeps) -> Any:
         ctx: Ctx, workspace: Workspace = None, project: Project = None
     ) -> CallToolResult:
         async def work() -> dict[str, Any]:
-            resolved = await deps.scope(ctx, workspace, project)
+            resolved = await deps.scope(ctx, workspace, project, need=Access.WRITE)
             runtime = deps.runtime()
             report = await asyncio.to_thread(
                 lint_project, runtime.wiki, runtime.config, resolved.scope
@@ -98,7 +100,7 @@ def _restore_tool(deps: ToolDeps) -> Any:
         project: Project = None,
     ) -> CallToolResult:
         async def work() -> dict[str, Any]:
-            resolved = await deps.scope(ctx, workspace, project)
+            resolved = await deps.scope(ctx, workspace, project, need=Access.WRITE)
             ref = page_ref(resolved, path)
             runtime = deps.runtime()
             result = await asyncio.to_thread(restore.restore_page, runtime.wiki, ref, rev)

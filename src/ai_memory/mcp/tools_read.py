@@ -25,7 +25,7 @@ from ai_memory.mcp.args import (
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer
 from ai_memory.mcp.errors import InvalidArgument, argument
 from ai_memory.mcp.reinforce import reinforce
-from ai_memory.mcp.related import MAX_DEPTH, MAX_PAGES, related_pages
+from ai_memory.mcp.related import MAX_DEPTH, MAX_PAGES, related_pages, visible
 from ai_memory.mcp.scope import ResolvedScope
 from ai_memory.mcp.search import best_page
 from ai_memory.mcp.sections import sections
@@ -93,13 +93,18 @@ def _read_tool(deps: ToolDeps) -> Any:
             else:
                 ref, matched = page_ref(resolved, path or ""), None
             page = await runtime.wiki.aread_page(ref, version=version, page_id=page_id)
+            hidden = await deps.hidden(ctx)
+            page["links"] = visible(page["links"], hidden)
+            page["backlinks"] = visible(page["backlinks"], hidden)
             data = _page_view(page, max_chars)
             if matched is not None:
                 data["matched_query"] = matched
             shown = [page["page_id"]] if page["is_latest"] else []
             if include_related:
                 data["related"] = await runtime.readers.aread(
-                    lambda conn: related_pages(conn, ref, related_depth, related_limit, shown)
+                    lambda conn: related_pages(
+                        conn, ref, related_depth, related_limit, shown, hidden
+                    )
                 )
             reinforce(runtime, shown)
             data["note"] = fence.NOTE

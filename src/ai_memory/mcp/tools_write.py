@@ -15,6 +15,7 @@ from pydantic import Field
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import PreconditionFailed
 from ai_memory.core.identity import PageRef
+from ai_memory.core.principal import Access
 from ai_memory.hooks.sanitize import Sanitizer
 from ai_memory.mcp.annotations import change
 from ai_memory.mcp.args import (
@@ -248,7 +249,7 @@ def _feedback_tool(deps: ToolDeps) -> Any:
         project: Project = None,
     ) -> CallToolResult:
         async def work() -> dict[str, Any]:
-            resolved = await deps.scope(ctx, workspace, project)
+            resolved = await deps.scope(ctx, workspace, project, need=Access.WRITE)
             ref = page_ref(resolved, path)
             runtime = deps.runtime()
             page = await runtime.wiki.aread_page(ref)

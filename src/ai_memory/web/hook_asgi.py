@@ -17,6 +17,7 @@ from collections.abc import Callable
 from urllib.parse import parse_qsl
 
 from ai_memory.core.errors import AiMemoryError, InvalidInput
+from ai_memory.core.principal import principal_in
 from ai_memory.hooks.service import HookService
 from ai_memory.web.errors import ErrorJSON
 from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send
@@ -49,7 +50,7 @@ class HookRoutes:
             if path == "/hook":
                 status, body = await _one(service, scope, raw)
             else:
-                status, body = await _batch(service, raw)
+                status, body = await _batch(service, scope, raw)
         except AiMemoryError as exc:
             status, body = exc.http_status, _encode(exc.to_dict())
         except Exception as exc:
@@ -87,13 +88,13 @@ async def _one(service: HookService, scope: Scope, raw: bytes) -> tuple[int, byt
     """One agent event, body unchanged; 202 once it is durable, 429 when saturated."""
     query = scope.get("query_string", b"").decode("latin-1")
     params = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
-    outcome = await service.ingest(params, json_body(raw, {}), len(raw))
+    outcome = await service.ingest(params, json_body(raw, {}), len(raw), principal_in(scope))
     return 202, ACCEPTED if outcome.stored else DUPLICATE
 
 
-async def _batch(service: HookService, raw: bytes) -> tuple[int, bytes]:
+async def _batch(service: HookService, scope: Scope, raw: bytes) -> tuple[int, bytes]:
     """Up to 256 ``{"params", "body"}`` items, answered one by one, in order."""
-    results = await service.ingest_batch(json_body(raw, None))
+    results = await service.ingest_batch(json_body(raw, None), principal_in(scope))
     return 200, _encode({"results": [r.to_dict() for r in results]})
 
 

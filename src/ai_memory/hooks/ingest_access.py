@@ -1,0 +1,78 @@
+"""Who may store a hook event: WRITE on its project, and a session that is theirs.
+
+Checked inside the writer command that stores the events, so the answer and the
+rows agree: a refused event leaves nothing behind, and a session id one user
+started can never gain another user's observations.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ai_memory.core.identity import Scope
+from ai_memory.core.principal import Access, Principal
+from ai_memory.store import project_access
+
+if TYPE_CHECKING:
+    from ai_memory.hooks.ingest import HookEvent
+
+SESSION_OWNER = """
+SELECT owner FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?
+"""
+
+
+def refusals(
+    conn: sqlite3.Connection, events: Sequence[HookEvent], who: Principal
+) -> dict[int, str]:
+    """Why each refused event (by index) may not be stored; empty when all may.
+
+    One lookup per session (its unique index): the operator's path reads no grants."""
+    writable: dict[Scope, str | None] = {}
+    owners: dict[tuple[Scope, str], str | None] = {}
+    refused: dict[int, str] = {}
+    for index, event in enumerate(events):
+        scope = event.scope
+        if scope not in writable:
+            writable[scope] = _write_problem(conn, who, scope)
+        key = (scope, event.observation.session_id)
+        if key not in owners:
+            owners[key] = _session_problem(conn, who, *key)
+        problem = writable[scope] or owners[key]
+        if problem is not None:
+            refused[index] = problem
+    return refused
+
+
+def _write_problem(conn: sqlite3.Connection, who: Principal, scope: Scope) -> str | None:
+    if project_access.access(conn, who, scope) >= Access.WRITE:
+        return None
+    return f"user {who.name!r} may not write to project {scope}"
+
+
+def _session_problem(
+    conn: sqlite3.Connection, who: Principal, scope: Scope, session_id: str
+) -> str | None:
+    row = conn.execute(SESSION_OWNER, (scope.workspace, scope.project, session_id)).fetchone()
+    if row is None or who.owns(row["owner"]):
+        return None
+    return f"session {session_id} in {scope} is another user's: {who.name!r} may not add to it"
+
+
+def packet_access(
+    conn: sqlite3.Connection, who: Principal, scope: Scope
+) -> tuple[frozenset[Scope], bool]:
+    """For a session-start packet: the projects hidden from ``who`` and whether they may
+    write to ``scope`` (claim a handoff); refused (403) when they may not even read it."""
+    project_access.authorize(conn, who, scope, Access.READ)
+    if who.admin:
+        return frozenset(), True
+    may_write = project_access.access(conn, who, scope) >= Access.WRITE
+    return project_access.hidden_projects(conn, who), may_write
+
+
+def owns_session(conn: sqlite3.Connection, who: Principal, scope: Scope, session_id: str) -> bool:
+    """Whether ``who`` captured ``session_id`` (a session not stored yet counts as theirs)."""
+    row = conn.execute(SESSION_OWNER, (scope.workspace, scope.project, session_id)).fetchone()
+    return row is None or who.owns(row["owner"])
