@@ -34,6 +34,7 @@ from ai_memory.hygiene.relink import relink
 from ai_memory.hygiene.report import HygieneReport
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages, project_moves
+from ai_memory.store.acting import acting
 from ai_memory.store.files import fsync_dir
 from ai_memory.wiki.wiki import Wiki
 
@@ -206,6 +207,7 @@ def carry_out(conn: sqlite3.Connection, wiki: Wiki, plan: Plan, journal_file: Pa
             plan.dst.project,
             None,
             json.dumps(detail),
+            acting().name,
         ),
     )
 

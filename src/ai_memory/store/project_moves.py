@@ -21,10 +21,27 @@ WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.sql NOT LIKE 'CREATE
 ORDER BY m.name
 """
 
-PROJECT_ROW = (
-    "SELECT workspace, name, remote, created_at FROM projects WHERE workspace = ? AND name = ?"
+PROJECT_ROW = """
+SELECT workspace, name, remote, created_at, visibility, created_by
+FROM projects WHERE workspace = ? AND name = ?
+"""
+INSERT_PROJECT = """
+INSERT INTO projects(workspace, name, remote, created_at, visibility, created_by)
+VALUES (?, ?, ?, ?, ?, ?)
+"""
+# A merge into a project: restricted content stays restricted, and its creator keeps writing.
+ADOPT_RESTRICTED = "UPDATE projects SET visibility = 'restricted' WHERE workspace = ? AND name = ?"
+CREATOR_GRANT = """
+INSERT OR IGNORE INTO project_grants(workspace, project, user_id, access, granted_at)
+VALUES (?, ?, ?, 'write', ?)
+"""
+# Mail to and from a project follows it (the messages table names its two ends apart).
+MOVE_MESSAGES = (
+    "UPDATE messages SET to_workspace = :to_ws, to_project = :to_p "
+    "WHERE to_workspace = :ws AND to_project = :p",
+    "UPDATE messages SET from_workspace = :to_ws, from_project = :to_p "
+    "WHERE from_workspace = :ws AND from_project = :p",
 )
-INSERT_PROJECT = "INSERT INTO projects(workspace, name, remote, created_at) VALUES (?, ?, ?, ?)"
 ADOPT_REMOTE = "UPDATE projects SET remote = ? WHERE workspace = ? AND name = ? AND remote IS NULL"
 DELETE_PROJECT = "DELETE FROM projects WHERE workspace = ? AND name = ?"
 ENSURE_WORKSPACE = "INSERT OR IGNORE INTO workspaces(name, created_at) VALUES (?, ?)"
@@ -109,9 +126,10 @@ def move_rows(conn: sqlite3.Connection, src: Scope, dst: Scope, now: str) -> dic
     row = conn.execute(PROJECT_ROW, (src.workspace, src.project)).fetchone()
     target = conn.execute(PROJECT_ROW, (dst.workspace, dst.project)).fetchone()
     if target is None:
-        conn.execute(INSERT_PROJECT, (dst.workspace, dst.project, row["remote"], row["created_at"]))
-    elif row["remote"]:
-        conn.execute(ADOPT_REMOTE, (row["remote"], dst.workspace, dst.project))
+        rule = (row["remote"], row["created_at"], row["visibility"], row["created_by"])
+        conn.execute(INSERT_PROJECT, (dst.workspace, dst.project, *rule))
+    else:
+        _merge_rule(conn, row, target, dst, now)
     moved: dict[str, int] = {}
     for table in scoped_tables(conn):
         cursor = conn.execute(
@@ -128,9 +146,24 @@ def move_rows(conn: sqlite3.Connection, src: Scope, dst: Scope, now: str) -> dic
             moved[f"{table} (dropped, already in target)"] = left
     params = _names(src, dst)
     moved["links (incoming)"] = conn.execute(MOVE_LINKS_IN, params).rowcount
+    for statement in MOVE_MESSAGES:
+        conn.execute(statement, params)
     conn.execute(DELETE_PROJECT, (src.workspace, src.project))
     moved["projects"] = 1
     return moved
+
+
+def _merge_rule(
+    conn: sqlite3.Connection, row: sqlite3.Row, target: sqlite3.Row, dst: Scope, now: str
+) -> None:
+    """What a merge keeps of the source's projects row: its remote when ``dst`` has none,
+    its restriction, and its creator as a writer (grants move with the other rows)."""
+    if row["remote"]:
+        conn.execute(ADOPT_REMOTE, (row["remote"], dst.workspace, dst.project))
+    if row["visibility"] == "restricted":
+        conn.execute(ADOPT_RESTRICTED, (dst.workspace, dst.project))
+    if row["created_by"] is not None and row["created_by"] != target["created_by"]:
+        conn.execute(CREATOR_GRANT, (dst.workspace, dst.project, row["created_by"], now))
 
 
 def alias(conn: sqlite3.Connection, src: Scope, dst: Scope, now: str) -> None:
