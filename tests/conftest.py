@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -151,6 +152,21 @@ def data_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def server(data_dir: Path) -> Iterator[ServerProcess]:
     proc = ServerProcess(data_dir).start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+@contextmanager
+def shared_server(
+    factory: pytest.TempPathFactory, name: str, env: dict[str, str] | None = None
+) -> Iterator[ServerProcess]:
+    """A server on its own data dir for a module-scoped fixture: a start costs seconds of
+    CPU, so a file whose tests keep to their own projects or sessions shares one."""
+    root = factory.mktemp(name) / "data"
+    initialise(Config.load(root, {}))
+    proc = ServerProcess(root, env=env or clean_env()).start()
     try:
         yield proc
     finally:

@@ -8,12 +8,13 @@ some health check must come back while the hostile requests are still running.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
+import pytest
 
-from tests.conftest import ServerProcess
+from tests.conftest import ServerProcess, shared_server, tls_context
 
 PROJECT = {"workspace": "default", "project": "hostile"}
 HOSTILE_PROMPTS = {
@@ -23,6 +24,13 @@ HOSTILE_PROMPTS = {
     "assign": "api_key_" * 8000 + '"',
 }
 LONG_TOOL_NAME = "token" * 16000  # 80,000 characters
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One server for the file: each test posts under sessions of its own."""
+    with shared_server(tmp_path_factory, "hostile") as proc:
+        yield proc
 
 
 def _hook(event: str, session: str) -> dict[str, str]:
@@ -48,7 +56,7 @@ def _while_healthz(server: ServerProcess, work: list[Callable[[httpx.Client], An
 
     runner = threading.Thread(target=run_all)
     runner.start()
-    with httpx.Client(base_url=server.url, timeout=120) as health:
+    with httpx.Client(base_url=server.url, timeout=120, verify=tls_context()) as health:
         while not done.is_set():
             status = health.get("/healthz").status_code
             if not done.is_set():

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from ai_memory.core.clock import iso
-from tests.conftest import ServerProcess, run_cli
+from tests.conftest import ServerProcess, run_cli, shared_server
 from tests.mcp_support import connect, data
 
 PAGES = "/api/v1/projects/default/api/pages"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One server for the file: each test keeps to a project of its own."""
+    with shared_server(tmp_path_factory, "lifecycle") as proc:
+        yield proc
 
 
 def call(server: ServerProcess, name: str, **args: Any) -> dict[str, Any]:
