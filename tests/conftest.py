@@ -149,13 +149,24 @@ def data_dir(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def server(data_dir: Path) -> Iterator[ServerProcess]:
+def serving(data_dir: Path) -> Iterator[ServerProcess]:
     proc = ServerProcess(data_dir).start()
     try:
         yield proc
     finally:
         proc.stop()
+
+
+@pytest.fixture
+def server(data_dir: Path) -> Iterator[ServerProcess]:
+    yield from serving(data_dir)
+
+
+@pytest.fixture
+def own_server(data_dir: Path) -> Iterator[ServerProcess]:
+    """The test's own server, in a file whose ``server`` is shared: for a test that stops
+    it or needs a data dir no other test wrote to."""
+    yield from serving(data_dir)
 
 
 @contextmanager

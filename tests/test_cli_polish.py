@@ -6,11 +6,21 @@ import json
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-from tests.conftest import ServerProcess, clean_env, free_port, run_cli
+import pytest
+
+from tests.conftest import ServerProcess, clean_env, free_port, run_cli, shared_server
 
 LONG = "procedures/release/checklists/long-page-name-release.md"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One server for the file: each test keeps to a project of its own."""
+    with shared_server(tmp_path_factory, "cli-polish") as proc:
+        yield proc
 
 
 def test_serve_on_a_busy_port_says_so_without_the_banner(data_dir: Path) -> None:
@@ -41,18 +51,19 @@ def test_help_lists_the_choices(data_dir: Path) -> None:
 def test_list_pages_names_its_project_and_keeps_paths_whole(server: ServerProcess) -> None:
     with server.client() as client:
         body = {"body": "steps", "title": "A title long enough to need wrapping in a narrow table"}
-        client.put(f"/api/v1/projects/default/cli/pages/{LONG}", json=body)
+        client.put(f"/api/v1/projects/default/cli-list/pages/{LONG}", json=body)
     env = clean_env(COLUMNS="80")
     done = run_cli(
-        "list-pages", "-p", "cli", "--server", server.url, data_dir=server.data_dir, env=env
+        "list-pages", "-p", "cli-list", "--server", server.url, data_dir=server.data_dir, env=env
     )
     text = done.stdout.decode()
     assert done.returncode == 0, done.stderr
-    assert "default/cli" in text
+    assert "default/cli-list" in text
     assert LONG in text  # on one line, never cut
 
 
-def test_read_commands_fall_back_to_the_index_without_a_server(server: ServerProcess) -> None:
+def test_read_commands_fall_back_to_the_index_without_a_server(own_server: ServerProcess) -> None:
+    server = own_server
     with server.client() as client:
         client.put("/api/v1/projects/default/cli/pages/a.md", json={"body": "kept text"})
     server.stop()
@@ -83,7 +94,7 @@ def test_shell_completion_script_and_answers(data_dir: Path) -> None:
 
 
 def test_finalize_session_names_the_page_or_says_there_is_none(server: ServerProcess) -> None:
-    hook = {"project": "cli", "agent": "claude-code"}
+    hook = {"project": "cli-final", "agent": "claude-code"}
     with server.client() as client:
         start = {"hook_event_name": "SessionStart", "source": "startup"}
         assert client.post("/hook", params={**hook, "session_id": "empty"}, json=start).is_success
@@ -100,7 +111,7 @@ def test_finalize_session_names_the_page_or_says_there_is_none(server: ServerPro
             "--session-id",
             session_id,
             "-p",
-            "cli",
+            "cli-final",
             "--server",
             server.url,
             data_dir=server.data_dir,
@@ -137,12 +148,13 @@ def test_no_help_shows_a_bare_bool_and_options_show_their_types() -> None:
 def test_search_keeps_paths_whole_in_a_narrow_terminal(server: ServerProcess) -> None:
     with server.client() as client:
         body = {"body": "Walk the checklist: " + "tag build publish announce " * 12}
-        client.put(f"/api/v1/projects/default/cli/pages/{LONG}", json=body).raise_for_status()
+        page = f"/api/v1/projects/default/cli-search/pages/{LONG}"
+        client.put(page, json=body).raise_for_status()
     done = run_cli(
         "search",
         "checklist",
         "-p",
-        "cli",
+        "cli-search",
         "--server",
         server.url,
         data_dir=server.data_dir,
