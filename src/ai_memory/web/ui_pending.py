@@ -18,9 +18,11 @@ from fastapi.responses import RedirectResponse, Response
 
 from ai_memory.consolidate import pending
 from ai_memory.core.errors import Conflict
+from ai_memory.core.identity import Scope
+from ai_memory.core.principal import Access
 from ai_memory.runtime import Runtime
 from ai_memory.store import pending_writes as store
-from ai_memory.web import webauth
+from ai_memory.web import access, webauth
 from ai_memory.web.page_views import line_class
 from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
 from ai_memory.web.views import Views
@@ -38,6 +40,7 @@ def build_pending_router(views: Views) -> APIRouter:
         runtime: Runtime,
         csrf: str,
         state: str,
+        hide: frozenset[Scope],
         *,
         before: int | None = None,
         notice: str = "",
@@ -50,14 +53,14 @@ def build_pending_router(views: Views) -> APIRouter:
                 conn, state=wanted, scope=None, limit=SHOWN + 1, before=before
             )
         )
-        writes = [{**row, "lines": diff_lines(row)} for row in rows[:SHOWN]]
+        writes = [{**row, "lines": diff_lines(row)} for row in access.visible(rows[:SHOWN], hide)]
         response = views.html(
             "pending.html",
             status,
             writes=writes,
             state=state or "all",
             states=("pending", "applied", "rejected", "refused", "all"),
-            older=writes[-1]["id"] if len(rows) > SHOWN else None,
+            older=rows[SHOWN - 1]["id"] if len(rows) > SHOWN else None,
             csrf=csrf,
             notice=notice,
             error=error,
@@ -79,10 +82,11 @@ def build_pending_router(views: Views) -> APIRouter:
         notice = ""
         if done:
             number = parse_positive(done, "done", most=10**12)
-            row = await runtime.readers.aread(lambda conn: pending.get_write(conn, number))
+            row = await access.pending_write(request, number, Access.READ)
             notice = f"#{number} {row['path']}: {row['state']}."
         csrf = webauth.csrf_in(request.headers.get("cookie", ""))
-        return await queue(runtime, csrf, state, before=older, notice=notice)
+        hide = await access.hidden(request)
+        return await queue(runtime, csrf, state, hide, before=older, notice=notice)
 
     @router.post("/pending-writes/{pending_id}/{action}")
     @html_errors(views)
@@ -92,6 +96,7 @@ def build_pending_router(views: Views) -> APIRouter:
         number = parse_positive(pending_id, "pending write id", most=10**12)
         if action not in ("approve", "reject"):
             return views.error(404, f"Nothing lives at {request.url.path}.")
+        await access.pending_write(request, number, Access.WRITE)  # before the form is read
         form = await read_form(request)
         cookie = request.headers.get("cookie", "")
         if form is None or not webauth.csrf_matches(form.get("csrf", ""), cookie):
@@ -106,7 +111,8 @@ def build_pending_router(views: Views) -> APIRouter:
                 await asyncio.to_thread(pending.reject, runtime.wiki, number, BY, reason)
         except Conflict as exc:
             csrf = webauth.csrf_in(cookie)
-            return await queue(runtime, csrf, "pending", error=exc.message, status=409)
+            hide = await access.hidden(request)
+            return await queue(runtime, csrf, "pending", hide, error=exc.message, status=409)
         return RedirectResponse(f"{QUEUE}?done={number}", status_code=303)
 
     return router
