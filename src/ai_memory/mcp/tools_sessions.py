@@ -101,9 +101,8 @@ def _begin_tool(deps: ToolDeps) -> Any:
         next_steps: Items = None,
         files_touched: Items = None,
         shared: Annotated[
-            bool | list[Annotated[str, Field(max_length=2000)]] | None,
+            bool | Items,
             Field(
-                max_length=50,
                 description="true: everyone who may read the project sees and may claim it "
                 "(default: only you). A list is taken as notes to pass on (links, commands)",
             ),

@@ -38,7 +38,8 @@ from ai_memory.retrieval.streams.graph import graph_stream
 from ai_memory.retrieval.streams.history import history_stream
 from ai_memory.retrieval.streams.lexical import cjk_stream, fts_stream
 from ai_memory.retrieval.terms import TermStats
-from ai_memory.retrieval.turns import session_turns
+from ai_memory.retrieval.turns import readable_observations, session_turns
+from ai_memory.store.acting import acting
 
 META = """
 SELECT id, workspace, project, path, version, is_latest, title, kind, tier, tags, pinned,
@@ -321,7 +322,9 @@ def _feedback(conn: sqlite3.Connection, rows: Collection[sqlite3.Row]) -> dict[i
 def _raw_hits(
     conn: sqlite3.Connection, observations: list[Observation], limit: int
 ) -> list[RawHit]:
-    chosen = list({obs.id: obs for obs in observations}.values())[:limit]
+    chosen = list({obs.id: obs for obs in observations}.values())
+    mine = readable_observations(conn, [obs.id for obs in chosen], acting())  # raw: owner's only
+    chosen = [obs for obs in chosen if obs.id in mine][:limit]
     bodies = observation_bodies(conn, [obs.id for obs in chosen])
     out: list[RawHit] = []
     for obs in chosen:

@@ -5,7 +5,8 @@ after it (the other speaker's answer, the tool call and its output) holds
 what was asked for; so each matching turn brings the next turn of its
 session along, marked with ``follows``. Session start and end events are
 never shown as replies. Which of a session's matching turns are shown is
-chosen for the query (``turn_choice``), not taken in BM25 order.
+chosen for the query (``turn_choice``), not taken in BM25 order. Turns are raw
+observations: a user is shown only those of sessions they own (the page hit stays).
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from ai_memory.core.principal import Principal
 from ai_memory.retrieval.fusion import Fused
 from ai_memory.retrieval.models import Turn
 from ai_memory.retrieval.snippets import snippet
 from ai_memory.retrieval.turn_choice import chosen_turns
+from ai_memory.store.acting import acting
 
 TURN_WORDS = 40  # words of a turn's snippet
 
 BODIES = "SELECT id, body FROM observations WHERE id IN ({marks})"
+OWNED = "SELECT id FROM observations WHERE id IN ({marks}) AND owner IS ?"
 
 # The next turn of the same session (observations_session leads with these columns).
 REPLIES = """
@@ -49,6 +53,11 @@ def session_turns(
         page_id: detail.get("candidates") or detail["turns"] for page_id, detail in carriers
     }
     matched = chosen_turns(conn, candidates, terms)
+    who = acting()
+    if not who.sees_every_owner():
+        ids = [obs.id for found in matched.values() for obs in found]
+        mine = readable_observations(conn, ids, who)
+        matched = {page: [o for o in found if o.id in mine] for page, found in matched.items()}
     for page_id, detail in carriers:
         detail["turns"] = matched[page_id]  # explain lists the turns the hit shows
     ids = [obs.id for found in matched.values() for obs in found]
@@ -93,3 +102,12 @@ def _turn(
         created_at=str(created_at),
         snippet=snippet(body, terms, {}, window=TURN_WORDS),
     )
+
+
+def readable_observations(conn: sqlite3.Connection, ids: list[int], who: Principal) -> set[int]:
+    """Those of ``ids`` that ``who`` may read: observations their key captured (every one
+    for the operator and admins)."""
+    if who.sees_every_owner() or not ids:
+        return set(ids)
+    marks = ",".join("?" * len(ids))
+    return {int(r["id"]) for r in conn.execute(OWNED.format(marks=marks), (*ids, who.owner))}

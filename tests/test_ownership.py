@@ -1,0 +1,398 @@
+"""Ownership through a real server: two users capture sessions in one open project.
+
+Raw observations are their owner's; session pages are the project's. Handoffs are
+private unless shared; ``any_owner`` is for admins. A session id one user started
+takes no events from another; a project a key may not write takes none at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ai_memory.hookclient import spool
+from ai_memory.hookclient.deliver import Tally, settle
+from tests.conftest import ServerProcess
+from tests.mcp_support import connect, data, db_path, failure, module_server
+from tests.team_support import as_user, grant, make_project, make_user, restrict
+
+WS = "default"
+OWN = "own-shared"
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    yield from module_server(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def keys(srv: ServerProcess) -> dict[str, str]:
+    return {
+        "alice": make_user(srv, "alice"),
+        "bob": make_user(srv, "bob"),
+        "ada": make_user(srv, "ada", admin=True),
+    }
+
+
+@pytest.fixture(scope="module")
+def captured(srv: ServerProcess, keys: dict[str, str]) -> dict[str, str]:
+    """Alice and Bob each capture one finished session in the open project."""
+    sessions = {"alice": "own-a", "bob": "own-b"}
+    for user, session in sessions.items():
+        with as_user(srv, keys[user]) as client:
+            prompt = f"{user} tunes the zebrafish pipeline cache"
+            assert post(client, OWN, session, "UserPromptSubmit", {"prompt": prompt}) == 202
+            answer = {"last_assistant_message": f"{user} doubled the zebrafish cache size"}
+            assert post(client, OWN, session, "Stop", answer) == 202
+            assert post(client, OWN, session, "SessionEnd", {"reason": "exit"}) == 202
+    with srv.client() as root:
+        assert root.post("/api/v1/sessions/flush", params={"timeout": 60}).json()["pending"] == 0
+    return sessions
+
+
+def post(client: httpx.Client, project: str, session: str, event: str, body: dict[str, Any]) -> int:
+    params = {"workspace": WS, "project": project, "agent": "claude-code", "session_id": session}
+    response = client.post("/hook", params={**params, "event": event}, json=body)
+    return response.status_code
+
+
+def rows(srv: ServerProcess, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(db_path(srv)) as conn:
+        return conn.execute(sql, args).fetchall()
+
+
+def user_id(srv: ServerProcess, name: str) -> int:
+    return int(rows(srv, "SELECT id FROM users WHERE name = ?", name)[0][0])
+
+
+def call(srv: ServerProcess, key: str, name: str, **args: Any) -> Any:
+    async def run() -> Any:
+        async with connect(srv, token=key) as client:
+            return await client.call_tool(name, args)
+
+    return asyncio.run(run())
+
+
+def observations(client: httpx.Client, session: str, project: str = OWN) -> httpx.Response:
+    return client.get(
+        f"/api/v1/sessions/{session}/observations", params={"workspace": WS, "project": project}
+    )
+
+
+def test_sessions_and_observations_belong_to_the_key_that_captured_them(
+    srv: ServerProcess, captured: dict[str, str]
+) -> None:
+    alice, bob = user_id(srv, "alice"), user_id(srv, "bob")
+    owners = rows(
+        srv, "SELECT session_id, owner FROM sessions WHERE project = ? ORDER BY session_id", OWN
+    )
+    assert owners == [("own-a", alice), ("own-b", bob)]
+    per_session = rows(
+        srv,
+        "SELECT session_id, group_concat(DISTINCT owner) FROM observations WHERE project = ? "
+        "GROUP BY session_id ORDER BY session_id",
+        OWN,
+    )
+    assert per_session == [("own-a", str(alice)), ("own-b", str(bob))]
+
+
+def test_each_user_reads_their_own_raw_observations_and_not_the_others(
+    srv: ServerProcess, keys: dict[str, str], captured: dict[str, str]
+) -> None:
+    with as_user(srv, keys["alice"]) as alice:
+        mine = observations(alice, "own-a")
+        assert mine.status_code == 200
+        assert any("alice tunes" in o["body"] for o in mine.json()["observations"])
+        theirs = observations(alice, "own-b")
+        assert theirs.status_code == 403
+        assert theirs.json()["error"] == "forbidden"
+        assert "alice" in theirs.json()["message"] and "own-b" in theirs.json()["message"]
+        assert "zebrafish" not in theirs.text
+        listed = alice.get("/api/v1/sessions", params={"workspace": WS, "project": OWN}).json()
+        assert [s["session_id"] for s in listed["sessions"]] == ["own-a"]
+        newest = alice.get(
+            "/api/v1/sessions/observations", params={"workspace": WS, "project": OWN}
+        ).json()
+        assert newest["session"]["session_id"] == "own-a"
+    for key in (keys["ada"], srv.token):  # an admin and the operator read every session
+        with as_user(srv, key) as admin:
+            assert observations(admin, "own-b").status_code == 200
+    refused = failure(
+        call(srv, keys["bob"], "memory_read_session_observations", project=OWN, session_id="own-a")
+    )
+    assert refused["error"] == "forbidden" and "bob" in refused["message"]
+    own = data(
+        call(srv, keys["bob"], "memory_read_session_observations", project=OWN, session_id="own-b")
+    )
+    assert own["session"]["session_id"] == "own-b"
+    fallback = data(call(srv, keys["bob"], "memory_read_session_observations", project=OWN))
+    assert fallback["session"]["session_id"] == "own-b"  # the newest other session is bob's own
+
+
+def test_both_find_both_session_pages_but_only_their_own_turns(
+    srv: ServerProcess, keys: dict[str, str], captured: dict[str, str]
+) -> None:
+    with as_user(srv, keys["alice"]) as alice:
+        found = alice.get("/api/v1/search", params={"q": "zebrafish cache", "project": OWN})
+    assert found.status_code == 200, found.text
+    hits = {h["path"]: h for h in found.json()["hits"]}
+    assert {"sessions/own-a.md", "sessions/own-b.md"} <= set(hits)
+    assert hits["sessions/own-a.md"]["turns"], hits["sessions/own-a.md"]
+    assert not hits["sessions/own-b.md"].get("turns")
+    bob_found = data(call(srv, keys["bob"], "memory_query", query="zebrafish cache", project=OWN))
+    bob_hits = {h["path"]: h for h in bob_found["hits"]}
+    assert {"sessions/own-a.md", "sessions/own-b.md"} <= set(bob_hits)
+    assert not bob_hits["sessions/own-a.md"].get("turns")
+    assert all(t["session_id"] == "own-b" for t in bob_hits["sessions/own-b.md"]["turns"])
+    with as_user(srv, keys["ada"]) as admin:
+        every = admin.get("/api/v1/search", params={"q": "zebrafish cache", "project": OWN}).json()
+    assert all(h["turns"] for h in every["hits"] if h["path"].startswith("sessions/own-"))
+
+
+def test_a_session_id_another_user_started_takes_nothing_from_you(
+    srv: ServerProcess, keys: dict[str, str], captured: dict[str, str]
+) -> None:
+    before = rows(srv, "SELECT count(*) FROM observations WHERE session_id = 'own-a'")
+    with as_user(srv, keys["bob"]) as bob:
+        prompt = {"prompt": "bob writes into alice's session"}
+        single = bob.post(
+            "/hook",
+            params={
+                "workspace": WS,
+                "project": OWN,
+                "agent": "claude-code",
+                "session_id": "own-a",
+                "event": "UserPromptSubmit",
+            },
+            json=prompt,
+        )
+        item = {
+            "params": {
+                "workspace": WS,
+                "project": OWN,
+                "agent": "claude-code",
+                "session_id": "own-a",
+                "event": "UserPromptSubmit",
+            },
+            "body": prompt,
+        }
+        mine = {**item, "params": {**item["params"], "session_id": "own-b2"}}
+        batch = bob.post("/hook/batch", json=[item, mine]).json()["results"]
+    assert single.status_code == 403 and single.json()["error"] == "forbidden"
+    assert "own-a" in single.json()["message"] and "bob" in single.json()["message"]
+    assert [r["status"] for r in batch] == [403, 202]
+    assert batch[0]["error"]["error"] == "forbidden"
+    assert rows(srv, "SELECT count(*) FROM observations WHERE session_id = 'own-a'") == before
+    owner = rows(srv, "SELECT owner FROM sessions WHERE session_id = 'own-b2'")
+    assert owner == [(user_id(srv, "bob"),)]
+
+
+def test_hook_ingest_needs_write_on_the_project(srv: ServerProcess, keys: dict[str, str]) -> None:
+    make_project(srv, WS, "own-locked")
+    restrict(srv, WS, "own-locked")
+    prompt = {"prompt": "a prompt into a locked project"}
+
+    def count() -> int:
+        return int(
+            rows(srv, "SELECT count(*) FROM observations WHERE project = 'own-locked'")[0][0]
+        )
+
+    with as_user(srv, keys["alice"]) as alice:
+        refused = post_status(alice, "own-locked", prompt)
+        assert refused.status_code == 403 and "alice" in refused.json()["message"]
+        grant(srv, WS, "own-locked", "alice", "read")
+        assert post_status(alice, "own-locked", prompt).status_code == 403
+        assert count() == 0
+        packet = alice.get(
+            "/handoff", params={"workspace": WS, "project": "own-locked", "agent": "claude-code"}
+        )
+        assert packet.status_code == 200  # a reader gets the brief, claims nothing
+        grant(srv, WS, "own-locked", "alice", "write")
+        assert post_status(alice, "own-locked", prompt).status_code == 202
+    assert count() == 1
+    with as_user(srv, keys["bob"]) as bob:
+        packet = bob.get(
+            "/handoff", params={"workspace": WS, "project": "own-locked", "agent": "claude-code"}
+        )
+        assert packet.status_code == 403 and "bob" in packet.json()["message"]
+
+
+def post_status(client: httpx.Client, project: str, body: dict[str, Any]) -> httpx.Response:
+    params = {
+        "workspace": WS,
+        "project": project,
+        "agent": "claude-code",
+        "session_id": f"{project}-s",
+        "event": "UserPromptSubmit",
+    }
+    return client.post("/hook", params=params, json=body)
+
+
+def test_a_refused_event_leaves_the_spool_once_and_is_not_retried(tmp_path: Path) -> None:
+    folder, data_dir = str(tmp_path / "spool"), str(tmp_path)
+    spool.write(folder, "k1", {"params": {"project": "p"}, "body": {"prompt": "secret words"}})
+    spool.write(folder, "k2", {"params": {"project": "p"}, "body": {}})
+    tally = Tally()
+    refusal = {"error": "forbidden", "message": "user 'bob' may not write to project default/p"}
+    settle(folder, "k1", 403, refusal, data_dir, tally)
+    origin = {"error": "forbidden_origin", "message": "bad origin"}
+    settle(folder, "k2", 403, origin, data_dir, tally)  # the request's, not the event's
+    assert not spool.exists(folder, "k1") and spool.exists(folder, "k2")
+    assert tally.rejected == 1
+    log = (tmp_path / "logs" / "hook.log").read_text()
+    assert log.count("event k1 refused (403)") == 1 and "secret words" not in log
+
+
+def test_handoffs_are_private_by_default_and_shared_on_request(
+    srv: ServerProcess, keys: dict[str, str]
+) -> None:
+    project = "own-handoffs"
+    make_project(srv, WS, project)
+    private = data(
+        call(
+            srv,
+            keys["alice"],
+            "memory_handoff_begin",
+            project=project,
+            summary="alice's private notes",
+        )
+    )["handoff"]
+    shared = data(
+        call(
+            srv,
+            keys["alice"],
+            "memory_handoff_begin",
+            project=project,
+            summary="alice's notes for everyone",
+            shared=True,
+        )
+    )["handoff"]
+    alice_ids = ids(call(srv, keys["alice"], "memory_handoff_list", project=project))
+    bob_ids = ids(call(srv, keys["bob"], "memory_handoff_list", project=project))
+    assert alice_ids == {private["id"], shared["id"]}
+    assert bob_ids == {shared["id"]}
+    hidden = failure(
+        call(srv, keys["bob"], "memory_handoff_accept", project=project, handoff_id=private["id"])
+    )
+    assert hidden["error"] == "not_found"
+    cancel = failure(
+        call(srv, keys["bob"], "memory_handoff_cancel", project=project, handoff_id=private["id"])
+    )
+    assert cancel["error"] == "not_found"
+    briefing = data(call(srv, keys["bob"], "memory_briefing", project=project))
+    assert {h["id"] for h in briefing["open_handoffs"]} == {shared["id"]}
+    claimed = data(call(srv, keys["bob"], "memory_handoff_accept", project=project))
+    assert claimed["result"] == "claimed" and claimed["handoff"]["id"] == shared["id"]
+    assert data(call(srv, keys["bob"], "memory_handoff_accept", project=project))["result"] == (
+        "none_pending"
+    )
+    for tool in ("memory_handoff_list", "memory_handoff_accept"):
+        refused = failure(call(srv, keys["bob"], tool, project=project, any_owner=True))
+        assert refused["error"] == "forbidden" and "any_owner" in refused["message"]
+    every = ids(
+        call(srv, keys["ada"], "memory_handoff_list", project=project, status="any", any_owner=True)
+    )
+    assert every == {private["id"], shared["id"]}
+    assert ids(call(srv, keys["ada"], "memory_handoff_list", project=project)) == set()
+    cancelled = data(
+        call(
+            srv,
+            keys["ada"],
+            "memory_handoff_cancel",
+            project=project,
+            handoff_id=private["id"],
+            any_owner=True,
+        )
+    )
+    assert cancelled["handoff"]["status"] == "cancelled"
+
+
+def ids(result: Any) -> set[int]:
+    return {h["id"] for h in data(result)["handoffs"]}
+
+
+def test_handoff_routes_scope_by_owner_and_keep_any_owner_for_admins(
+    srv: ServerProcess, keys: dict[str, str]
+) -> None:
+    project = "own-handoff-api"
+    where = {"workspace": WS, "project": project}
+    with as_user(srv, keys["alice"]) as alice:
+        private = alice.post("/api/v1/handoffs", json={**where, "summary": "mine"}).json()
+        shared = alice.post(
+            "/api/v1/handoffs", json={**where, "summary": "ours", "shared": True}
+        ).json()
+    with as_user(srv, keys["bob"]) as bob:
+        listed = bob.get("/api/v1/handoffs", params=where).json()["handoffs"]
+        assert [h["id"] for h in listed] == [shared["id"]]
+        assert bob.get("/api/v1/handoffs", params={**where, "any_owner": "true"}).status_code == 403
+        accept = bob.post("/api/v1/handoffs/accept", json={**where, "any_owner": True})
+        assert accept.status_code == 403
+        cancel = bob.post(f"/api/v1/handoffs/{private['id']}/cancel", params=where)
+        assert cancel.status_code == 404
+    with as_user(srv, keys["ada"]) as admin:
+        every = admin.get("/api/v1/handoffs", params={**where, "any_owner": "true"}).json()
+        assert {h["id"] for h in every["handoffs"]} == {private["id"], shared["id"]}
+
+
+def test_the_session_end_handoff_is_its_owners_alone(
+    srv: ServerProcess, keys: dict[str, str], captured: dict[str, str]
+) -> None:
+    alice = user_id(srv, "alice")
+    auto = rows(
+        srv,
+        "SELECT owner, shared FROM handoffs WHERE project = ? AND origin = 'automatic' "
+        "AND from_session = 'own-a'",
+        OWN,
+    )
+    assert auto == [(alice, 0)]
+    start = {"workspace": WS, "project": OWN, "agent": "claude-code", "source": "startup"}
+    with as_user(srv, keys["bob"]) as bob:
+        packet = bob.get("/handoff", params={**start, "session_id": "own-b-next"}).json()
+        assert (packet.get("handoff") or {}).get("from_session") != "own-a"
+        recap = bob.get("/recap", params={**start, "session_id": "own-a"}).json()
+        assert "alice tunes" not in recap["context"]
+    with as_user(srv, keys["alice"]) as client:
+        packet = client.get("/handoff", params={**start, "session_id": "own-a-next"}).json()
+        assert packet["handoff"]["from_session"] == "own-a"
+
+
+def test_the_audit_log_names_the_user_of_each_mcp_write(
+    srv: ServerProcess, keys: dict[str, str]
+) -> None:
+    project = "own-audit"
+    written = data(
+        call(
+            srv,
+            keys["alice"],
+            "memory_write_page",
+            project=project,
+            path="notes/a.md",
+            body="alice wrote this",
+        )
+    )
+    assert written["page_id"]
+    data(
+        call(
+            srv,
+            keys["bob"],
+            "memory_write_page",
+            project=project,
+            path="notes/b.md",
+            body="bob wrote this",
+        )
+    )
+    named = rows(
+        srv,
+        "SELECT path, user_name FROM audit_log WHERE project = ? AND path LIKE 'notes/%' "
+        "ORDER BY path",
+        project,
+    )
+    assert named == [("notes/a.md", "alice"), ("notes/b.md", "bob")]
+    creator = rows(srv, "SELECT created_by FROM projects WHERE name = ?", project)
+    assert creator == [(user_id(srv, "alice"),)]
