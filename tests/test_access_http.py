@@ -229,6 +229,8 @@ def seed(server: ServerProcess) -> None:
             assert root.post(
                 "/hook", params={**hook, "agent": "claude-code"}, json=event
             ).is_success
+        handoff = {"project": "open", "summary": "the operator's own handoff"}
+        assert root.post("/api/v1/handoffs", json=handoff).is_success
         assert root.post("/api/v1/commit").is_success
     with sqlite3.connect(db_path(server)) as conn:
         now = "2026-01-01T00:00:00+00:00"
@@ -451,6 +453,13 @@ def test_links_and_backlinks_never_name_a_page_a_user_may_not_read(team: Team) -
             assert named == set() and "restricted" not in listed
         else:
             assert named == {"restricted"} and listed.count("secret.md") >= 2
+
+
+def test_a_project_page_shows_a_user_only_their_own_and_shared_handoffs(team: Team) -> None:
+    _, users = team
+    shown = {user: "operator&#39;s own handoff" in users[user].get("/web/default/open").text
+             for user in USERS}  # fmt: skip
+    assert shown == {"none": False, "reader": False, "writer": False, "admin": True}
 
 
 def test_status_counts_leave_out_what_a_user_may_not_read(team: Team) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from ai_memory.core.errors import NotFound
 from ai_memory.core.identity import Scope
 from ai_memory.core.principal import Principal
-from ai_memory.hooks.handoffs import HANDOFF_COLUMNS, LIST_HANDOFFS, handoff_dict
+from ai_memory.hooks.handoffs import LIST_HANDOFFS, LIST_VISIBLE, handoff_dict
 from ai_memory.store import pages
 from ai_memory.web import session_queries
 from ai_memory.web.access import NOTHING, hidden_json, not_hidden, visible
@@ -50,13 +50,6 @@ SELECT (SELECT count(*) FROM pages WHERE workspace = ?1 AND project = ?2) AS ver
   (SELECT count(*) FROM sessions WHERE workspace = ?1 AND project = ?2) AS sessions,
   (SELECT count(*) FROM handoffs WHERE workspace = ?1 AND project = ?2 AND status = 'open')
     AS open_handoffs
-"""
-
-# A user's view of a project's open handoffs: their own and the shared ones.
-OWN_HANDOFFS = f"""
-SELECT {HANDOFF_COLUMNS} FROM handoffs
-WHERE workspace = ? AND project = ? AND status = 'open' AND (owner IS ? OR shared = 1)
-ORDER BY created_at DESC, id DESC LIMIT ?
 """
 
 KIND_COUNTS = """
@@ -109,8 +102,8 @@ def project_page(
         args: tuple[Any, ...] = (scope.workspace, scope.project, "open", "open", HANDOFFS_SHOWN)
         handoffs = conn.execute(LIST_HANDOFFS, args)
     else:
-        args = (scope.workspace, scope.project, viewer.owner, HANDOFFS_SHOWN)
-        handoffs = conn.execute(OWN_HANDOFFS, args)
+        args = (scope.workspace, scope.project, "open", "open", False, viewer.owner, HANDOFFS_SHOWN)
+        handoffs = conn.execute(LIST_VISIBLE, args)
     timeline = session_queries.timeline(conn, scope, NO_CURSOR, sessions, NOTHING, viewer)
     kinds = kind_counts(conn, scope)
     counted = conn.execute(PROJECT_COUNTS, (scope.workspace, scope.project)).fetchone()
