@@ -17,8 +17,11 @@ T = TypeVar("T")
 
 
 class ReaderPool:
+    """Last in, first out: the connection used last has the warmest page cache (a
+    write anywhere empties every cache, so one connection reused keeps more of it)."""
+
     def __init__(self, db_path: Path, size: int = 4) -> None:
-        self._pool: queue.Queue[sqlite3.Connection] = queue.Queue()
+        self._pool: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
         self._all = [connect_reader(db_path) for _ in range(size)]
         for conn in self._all:
             self._pool.put(conn)
