@@ -21,7 +21,7 @@ from ai_memory.doctor.run import run_checks
 from ai_memory.maintenance.init import initialise
 from ai_memory.mcp import install as mcp_install
 from ai_memory.runtime import Runtime
-from tests.conftest import ServerProcess, clean_env, free_port, run_cli
+from tests.conftest import ServerProcess, clean_env, free_port, run_cli, shared_server
 
 
 @pytest.fixture
@@ -31,16 +31,15 @@ def home(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def live(data_dir: Path) -> Iterator[ServerProcess]:
-    proc = ServerProcess(data_dir).start()
-    try:
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One running install for the file: each test installs agents into a home of its own,
+    and the one that breaks the data dir puts it back."""
+    with shared_server(tmp_path_factory, "doctor") as proc:
         with proc.client() as client:
             body = {"body": "WAL lets readers proceed."}
             client.put("/api/v1/projects/default/api/pages/concepts/wal.md", json=body)
         yield proc
-    finally:
-        proc.stop()
 
 
 def env_for(server: ServerProcess | None, port: int | None = None) -> dict[str, str]:
@@ -73,9 +72,8 @@ def broken(found: dict[str, Finding], check: str, severity: Severity = Severity.
     return finding
 
 
-def test_a_healthy_install_reports_every_check_ok(
-    live: ServerProcess, data_dir: Path, home: Path
-) -> None:
+def test_a_healthy_install_reports_every_check_ok(live: ServerProcess, home: Path) -> None:
+    data_dir = live.data_dir
     install_agent(home, data_dir, live.url)
     found = doctor(data_dir, home, env_for(live))
     assert worst(found.values()) == Severity.OK, [f for f in found.values() if f.severity]
@@ -99,15 +97,20 @@ def test_a_healthy_install_reports_every_check_ok(
 
 
 def test_doctor_command_exits_with_the_worst_finding_and_speaks_json(
-    live: ServerProcess, data_dir: Path, home: Path
+    live: ServerProcess, home: Path
 ) -> None:
+    data_dir = live.data_dir
     install_agent(home, data_dir, live.url)
     env = clean_env(HOME=str(home), **env_for(live))
     done = run_cli("doctor", "--json", data_dir=data_dir, env=env)
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["status"] == "ok", report
-    os.chmod(data_dir / "auth-tokens" / "default", 0o644)
-    done = run_cli("doctor", data_dir=data_dir, env=env)
+    token = data_dir / "auth-tokens" / "default"
+    os.chmod(token, 0o644)
+    try:
+        done = run_cli("doctor", data_dir=data_dir, env=env)
+    finally:
+        os.chmod(token, 0o600)  # the server is shared with the file's other tests
     assert done.returncode == 2
     assert b"chmod 600" in done.stdout
 
@@ -151,9 +154,8 @@ def test_the_configured_port_serves_another_data_dir(
     assert "server.url" in (finding.fix or "")
 
 
-def test_hooks_missing_for_a_detected_agent(
-    live: ServerProcess, data_dir: Path, home: Path
-) -> None:
+def test_hooks_missing_for_a_detected_agent(live: ServerProcess, home: Path) -> None:
+    data_dir = live.data_dir
     found = doctor(data_dir, home, env_for(live))
     finding = broken(found, "hooks:claude-code")
     assert (
@@ -166,15 +168,17 @@ def test_hooks_missing_for_a_detected_agent(
 
 
 def test_hooks_and_mcp_pointing_at_another_data_dir(
-    live: ServerProcess, data_dir: Path, home: Path, tmp_path: Path
+    live: ServerProcess, home: Path, tmp_path: Path
 ) -> None:
+    data_dir = live.data_dir
     install_agent(home, tmp_path / "elsewhere", live.url)
     found = doctor(data_dir, home, env_for(live))
     assert "elsewhere" in broken(found, "hooks:claude-code").message
     assert "elsewhere" in broken(found, "mcp:claude-code").message
 
 
-def test_hooks_pointing_at_another_server(live: ServerProcess, data_dir: Path, home: Path) -> None:
+def test_hooks_pointing_at_another_server(live: ServerProcess, home: Path) -> None:
+    data_dir = live.data_dir
     path = hook_install.settings_path("claude-code", home)
     wrong = f"http://127.0.0.1:{free_port()}"
     settings = hook_install.install({}, "claude-code", data_dir, server=wrong)
@@ -183,9 +187,8 @@ def test_hooks_pointing_at_another_server(live: ServerProcess, data_dir: Path, h
     assert wrong in finding.message and "install-hooks" in (finding.fix or "")
 
 
-def test_hooks_and_mcp_that_run_an_entry_file_that_is_gone(
-    live: ServerProcess, data_dir: Path, home: Path
-) -> None:
+def test_hooks_and_mcp_that_run_an_entry_file_that_is_gone(live: ServerProcess, home: Path) -> None:
+    data_dir = live.data_dir
     install_agent(home, data_dir, live.url)
     for path in (hook_install.settings_path("claude-code", home), home / ".claude.json"):
         text = path.read_text()
