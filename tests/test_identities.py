@@ -25,6 +25,8 @@ from tests.conftest import AI_MEMORY, ServerProcess, clean_env
 from tests.hooks_support import make_checkout, run_hook
 from tests.team_support import as_user, make_key, make_user
 
+# About thirty real command-line runs against one server.
+pytestmark = pytest.mark.slow
 PAGE = "/api/v1/projects/default/{p}/pages/notes/a.md"
 
 
@@ -316,6 +318,24 @@ def wait_for_owner(team: Team, session_id: str) -> int | None:
             return int(row["owner"]) if row["owner"] is not None else None
         time.sleep(0.1)
     raise AssertionError(f"session {session_id} never arrived")
+
+
+def test_status_and_the_health_page_count_users_and_active_keys(team: Team) -> None:
+    with team.db() as conn:
+        users = conn.execute("SELECT count(*) FROM users WHERE disabled_at IS NULL").fetchone()[0]
+        keys = conn.execute(
+            "SELECT count(*) FROM api_keys k JOIN users u ON u.id = k.user_id "
+            "WHERE k.revoked_at IS NULL AND u.disabled_at IS NULL"
+        ).fetchone()[0]
+    assert users >= 5 and keys >= 5
+    with team.server.client() as root:
+        counted = root.get("/admin/status").json()["identities"]
+        page = root.get("/web/health")
+    assert counted == {"users": users, "active_keys": keys}
+    assert f'id="users-count">{users}<' in page.text
+    assert f'id="keys-count">{keys}<' in page.text
+    shown = team.admin("status")
+    assert f"{users} ({keys} active API keys)" in shown.stdout, shown.stdout + shown.stderr
 
 
 def test_no_key_is_logged_audited_stored_or_answered(team: Team) -> None:

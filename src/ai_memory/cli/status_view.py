@@ -18,6 +18,9 @@ def show_health(health: dict[str, Any]) -> None:
     facts.add_column("what", style="bold")
     facts.add_column("value", overflow="fold")
     facts.add_row("sessions open", str(health["sessions_open"]))
+    people = health.get("identities") or {}
+    if people.get("users") or people.get("active_keys"):  # a single-user install: as before
+        facts.add_row("users", f"{people['users']} ({people['active_keys']} active API keys)")
     facts.add_row(
         "writer",
         f"{writer['queue_depth']} queued; longest wait {writer['longest_recent_wait_ms']:.1f} ms "

@@ -45,6 +45,7 @@ async def build_status(
         **rows["totals"],
         "projects": rows["projects"],
         "sessions_open": rows["sessions_open"],
+        "identities": rows["identities"],  # users who may sign in, and their usable keys
         "writer": writer_facts(runtime),
         "hooks": {"slowest_recent_answer_ms": round(metrics.slowest_recent_hook_s() * 1000, 1)},
         "last": {

@@ -7,6 +7,8 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
+from ai_memory.store import identity
+
 # Each count walks an index only (the partial "latest" index, tombstones, sessions, open
 # handoffs), never the page rows: status stays cheap at tens of thousands of pages.
 # "+is_latest" keeps the planner on the tombstones index.
@@ -53,6 +55,7 @@ def status_rows(conn: sqlite3.Connection) -> dict[str, Any]:
         "sessions_open": conn.execute(SESSIONS_OPEN).fetchone()[0],
         "last_write_at": last_write(conn),
         "last_maintenance_at": conn.execute(LAST_MAINTENANCE).fetchone()[0],
+        "identities": identity.counts(conn),
     }
 
 

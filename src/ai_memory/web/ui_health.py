@@ -41,6 +41,7 @@ def build_health_router(views: Views) -> APIRouter:
             "observations",
             "open_handoffs",
             "schema_version",
+            "identities",
         }
         extra = {k: v for k, v in status.items() if k not in known and isinstance(v, dict)}
         return views.html("health.html", status=status, extra=extra)
