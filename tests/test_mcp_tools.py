@@ -29,6 +29,8 @@ READS = {
     "memory_query",
     "memory_handoff_list",
     "memory_read_session_observations",
+    "memory_message_list",
+    "memory_resolve_write_target",
 }
 # Tools that send memory to the configured LLM provider.
 OPEN_WORLD = {"memory_consolidate", "memory_auto_improve", "memory_explore"}
@@ -45,6 +47,10 @@ CHANGES = {
     "memory_forget_sweep": True,
     "memory_lint": False,
     "memory_restore_page": False,
+    "memory_message_send": False,
+    "memory_message_pop": False,
+    "memory_message_cancel": True,
+    "memory_write_pages_batch": False,
 }
 # Tools that change memory only through the LLM provider, so with none configured (as
 # here) a call is refused and changes nothing: listed and annotated, not repeated below.
@@ -55,6 +61,7 @@ LLM_CHANGES = {"memory_consolidate": False, "memory_auto_improve": False}
 IDEMPOTENT_CHANGES = {
     *("memory_write_page", "memory_delete_page", "memory_handoff_cancel"),
     *("memory_lint", "memory_restore_page", "memory_consolidate"),
+    *("memory_message_cancel", "memory_write_pages_batch"),
 }
 
 
@@ -128,6 +135,7 @@ def memory_state(srv: ServerProcess) -> list[Any]:
             conn.execute("SELECT * FROM page_feedback").fetchall(),
             conn.execute("SELECT * FROM handoffs").fetchall(),
             conn.execute("SELECT * FROM projects").fetchall(),
+            conn.execute("SELECT * FROM messages").fetchall(),
         ]
 
 
@@ -164,6 +172,8 @@ async def _prepare(client: Any, name: str) -> dict[str, Any]:
         return {"project": project}
     if name == "memory_handoff_begin":
         return {"project": project, "summary": "again"}
+    if name.startswith("memory_message_") or name == "memory_write_pages_batch":
+        return await _prepare_message(client, name, project)
     if name in ("memory_forget_sweep", "memory_lint", "memory_restore_page"):
         page = {"project": project, "path": "p.md", "body": "x", "expires_at": "2001-01-01"}
         await _tool(client, "memory_write_page", page)
@@ -172,6 +182,20 @@ async def _prepare(client: Any, name: str) -> dict[str, Any]:
             return {"project": project, "path": "p.md"}
         return {"project": project, "dry_run": False} if "sweep" in name else {"project": project}
     return {"project": project, "path": "w.md", "body": "the same body"}
+
+
+async def _prepare_message(client: Any, name: str, project: str) -> dict[str, Any]:
+    """A project of its own (a message's recipient must exist), with two messages queued."""
+    await _tool(client, "memory_write_page", {"project": project, "path": "p.md", "body": "x"})
+    if name == "memory_write_pages_batch":
+        return {"project": project, "pages": [{"path": "b.md", "body": "the same body"}]}
+    message = {"project": project, "to_project": project, "subject": "s", "body": "b"}
+    if name == "memory_message_send":
+        return message
+    sent = [await _tool(client, "memory_message_send", message) for _ in range(2)]
+    if name == "memory_message_cancel":
+        return {"message_id": sent[0]["message"]["id"]}
+    return {"project": project}
 
 
 READ_ARGS: dict[str, dict[str, Any]] = {
@@ -213,7 +237,10 @@ def test_annotations_match_what_a_call_and_its_repeat_do(srv: ServerProcess) -> 
         if notes.idempotent_hint:
             assert twice == once, f"{name} says it is idempotent but a repeat changed memory"
     repeated = {name for name, (_, once, twice) in seen.items() if twice != once}
-    assert repeated == {"memory_feedback", "memory_handoff_begin", "memory_handoff_accept"}
+    assert repeated == {
+        *("memory_feedback", "memory_handoff_begin", "memory_handoff_accept"),
+        *("memory_message_send", "memory_message_pop"),
+    }
 
 
 def test_write_then_read_with_sections_truncation_and_version(srv: ServerProcess) -> None:

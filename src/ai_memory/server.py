@@ -26,10 +26,12 @@ from ai_memory.runtime import Runtime
 from ai_memory.service.drain import start_spool_drain
 from ai_memory.store.upgrade import refuse_newer_database
 from ai_memory.web import admin, api, graph_api, hygiene_projects_api, identity_api, pending_api, ui
+from ai_memory.web import batch_api as batch_web
 from ai_memory.web import consolidate_api as consolidate_web
 from ai_memory.web import hooks as hooks_web
 from ai_memory.web import hygiene_sessions_api as hygiene_sessions_web
 from ai_memory.web import maintenance as maintenance_api
+from ai_memory.web import messages_api as messages_web
 from ai_memory.web import password_api as passwords_web
 from ai_memory.web import search as search_api
 from ai_memory.web.connections import ConnectionLimits, protocol_class
@@ -112,6 +114,8 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(pending_api.router)
     app.include_router(identity_api.router)
     app.include_router(passwords_web.router)
+    app.include_router(messages_web.router)
+    app.include_router(batch_web.router)
     app.include_router(ui.build_router(token))
     app.router.routes.append(mcp.route())
     # The last middleware added runs first: Host/Origin, then auth, before anything

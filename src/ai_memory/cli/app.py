@@ -19,6 +19,7 @@ from ai_memory.cli import lifecycle as lifecycle_commands
 from ai_memory.cli import llm_test as llm_test_commands
 from ai_memory.cli import login as login_commands
 from ai_memory.cli import mcp as mcp_commands
+from ai_memory.cli import messages as message_commands
 from ai_memory.cli import passwords as password_commands
 from ai_memory.cli import pending_writes as pending_commands
 from ai_memory.cli import project_access as project_access_commands
@@ -62,6 +63,7 @@ hygiene_project_commands.register(app)
 pending_commands.register(app)
 backfill_commands.register(app)
 consolidate_commands.register(app)
+message_commands.register(app)
 user_commands.register(app)
 password_commands.register(user_commands.user_app)
 project_access_commands.register(app)

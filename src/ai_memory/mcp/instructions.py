@@ -55,6 +55,12 @@ TOOL_INDEX: dict[str, str] = {
     "memory_handoff_cancel": "cancel a handoff you left",
     "memory_read_session_observations": "a session's captured events, paged",
     "memory_install_self_routing": "the snippet for CLAUDE.md / AGENTS.md / GEMINI.md",
+    "memory_message_send": "leave a message in another project's inbox (optionally for one agent)",
+    "memory_message_list": "this project's inbox or outbox, without claiming anything",
+    "memory_message_pop": "claim the oldest queued message for this project, once",
+    "memory_message_cancel": "withdraw a still-queued message you sent",
+    "memory_resolve_write_target": "before a bulk write: does the project exist, may you write it",
+    "memory_write_pages_batch": "write 1-100 pages into one existing project, all or nothing",
 }
 
 SNIPPET_FILES = {"claude": "CLAUDE.md", "agents": "AGENTS.md", "gemini": "GEMINI.md"}

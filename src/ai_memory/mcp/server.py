@@ -15,10 +15,12 @@ from starlette.routing import Route
 
 from ai_memory import __version__
 from ai_memory.mcp import (
+    tools_batch,
     tools_consolidate,
     tools_explore,
     tools_learning,
     tools_lifecycle,
+    tools_messages,
     tools_query,
     tools_read,
     tools_sessions,
@@ -81,6 +83,8 @@ def build_server(get_runtime: Callable[[], Runtime | None]) -> MemoryServer:
     tools_consolidate.register(server, deps)
     tools_explore.register(server, deps)
     tools_learning.register(server, deps)
+    tools_messages.register(server, deps)
+    tools_batch.register(server, deps)
     return server
 
 

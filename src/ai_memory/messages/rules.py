@@ -1,0 +1,64 @@
+"""What a message may hold, and the one place its text is cleaned before it is queued."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, get_args
+
+from ai_memory.core.errors import InvalidInput, TooLarge
+from ai_memory.core.identity import Scope
+from ai_memory.hooks.sanitize import Sanitizer
+from ai_memory.store.messages import Draft
+
+MAX_BODY_BYTES = 16 * 1024
+MAX_SUBJECT_CHARS = 200
+# Queued (not yet popped or cancelled) messages one project's inbox may hold.
+MAX_QUEUED = 1_000
+# The agent kinds the hooks know (``hooks.aliases.AGENTS``), spelled out for the schemas.
+AgentKind = Literal["claude-code", "codex", "gemini", "cursor", "opencode", "generic"]
+AGENT_KINDS: tuple[str, ...] = get_args(AgentKind)
+STATUSES = ("queued", "claimed", "cancelled")
+
+
+def known_agent(value: str | None) -> str | None:
+    """An agent kind a transport reported, if it is one we know (else: none addressed)."""
+    return value if value in AGENT_KINDS else None
+
+
+def check_agent(agent: str | None, argument: str) -> str | None:
+    if agent is None or agent in AGENT_KINDS:
+        return agent
+    raise InvalidInput(
+        f"{argument} {agent!r} is not an agent kind ({', '.join(AGENT_KINDS)})", argument=argument
+    )
+
+
+def clean_draft(
+    sender: Scope,
+    recipient: Scope,
+    to_agent: str | None,
+    subject: str,
+    body: str,
+    redact_patterns: Sequence[str],
+) -> Draft:
+    """Refuse what is over a limit (nothing is cut silently), then sanitize like a capture:
+    escapes and controls stripped, secrets redacted. CPU-bound: run it off the event loop."""
+    if len(subject) > MAX_SUBJECT_CHARS:
+        raise InvalidInput(
+            f"the subject is {len(subject)} characters; the limit is {MAX_SUBJECT_CHARS}",
+            argument="subject",
+        )
+    size = len(body.encode("utf-8", "surrogatepass"))
+    if size > MAX_BODY_BYTES:
+        raise TooLarge(
+            f"the message body is {size} bytes; the limit is {MAX_BODY_BYTES} (16 KiB)",
+            argument="body",
+            limit=MAX_BODY_BYTES,
+        )
+    check_agent(to_agent, "to_agent")
+    sanitizer = Sanitizer(redact_patterns)  # RE2 caches the compiled patterns
+    clean_body = sanitizer.clean(body, MAX_BODY_BYTES).strip()
+    if not clean_body:
+        raise InvalidInput("the message body is empty", argument="body")
+    clean_subject = " ".join(sanitizer.clean(subject, MAX_SUBJECT_CHARS * 4).split())
+    return Draft(sender, recipient, to_agent, clean_subject, clean_body)
