@@ -1,8 +1,9 @@
 """``memory_consolidate``: turn a finished session into durable, linked pages (needs a provider).
 
 The consolidation package loads only when the tool is called with a provider
-configured: without one, the answer is the ``llm_unavailable`` error and nothing
-is read, queued or written.
+configured: without one, the answer is the ``llm_unavailable`` error (after the
+caller's access to the project is checked: a refusal comes first) and nothing of
+the session is read, queued or written.
 """
 
 from __future__ import annotations
@@ -61,14 +62,13 @@ def _consolidate_tool(deps: ToolDeps) -> Any:
         project: Project = None,
     ) -> CallToolResult:
         async def work() -> dict[str, Any]:
+            resolved = await deps.scope(ctx, workspace, project, write=not dry_run)
+            await deps.own_session(ctx, resolved.scope, session_id)
             runtime = deps.runtime()
             from ai_memory.consolidate.consolidation_gate import require_chat
 
             require_chat(runtime)
             from ai_memory.consolidate.consolidation_jobs import consolidate_now
-
-            resolved = await deps.scope(ctx, workspace, project, write=not dry_run)
-            await deps.own_session(ctx, resolved.scope, session_id)
             settings = runtime.config.consolidation
             result = await consolidate_now(
                 runtime,
