@@ -80,6 +80,12 @@ def test_the_token_signs_in_until_the_first_password_then_only_machines_use_it(
     token_cookie = {"Cookie": f"{COOKIE_NAME}={cookie_for(server.token)}"}
     assert httpx.get(server.url + "/web", headers=token_cookie, timeout=10).status_code == 200
     assert 'name="token"' in httpx.get(url, timeout=10).text
+    setup = server.url + "/web/setup"
+    fields = {"name": "mallory", "password": "x" * 12, "again": "x" * 12}
+    forged = httpx.post(setup, data=fields, headers=token_cookie, timeout=10)
+    assert forged.status_code == 403 and "out of date" in forged.text
+    with server.client() as root:
+        assert root.get("/admin/users").json()["users"] == []
 
     first = ("user", "add", FIRST, "--admin", "--password-stdin", "--server", server.url)
     done = run_cli(*first, data_dir=server.data_dir, input=FIRST_PASSWORD.encode() + b"\n")
@@ -99,6 +105,8 @@ def test_the_token_signs_in_until_the_first_password_then_only_machines_use_it(
         assert machine.get("/api/v1/status").status_code == 200
     with closing(signed_in(server, FIRST, FIRST_PASSWORD)) as browser:
         assert 'id="projects"' in browser.get("/web").text
+        done_already = browser.get("/web/setup")
+    assert done_already.status_code == 403 and "first account exists" in done_already.text
 
 
 def test_a_session_is_a_random_cookie_stored_only_as_a_hash_for_seven_days(

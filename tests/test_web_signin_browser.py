@@ -100,18 +100,35 @@ def pending_state(server: ServerProcess) -> str:
     return str(next(w for w in listed["pending_writes"] if w["path"] == PROPOSED)["state"])
 
 
-def test_the_token_signs_in_until_the_first_account_exists(
+def test_the_token_signs_in_to_set_up_the_first_account_and_then_no_more(
     server: ServerProcess, tab: Browser
 ) -> None:
     tab.open(f"{server.url}/web/login?{urlencode({'token': server.token})}")
     assert tab.js("location.pathname") == "/web" and text_of(tab, "#projects") is not None
-    make_user(server, ADMIN, admin=True)
-    set_password(server, ADMIN, ADMIN_PASSWORD)
-    tab.open(f"{server.url}/web")
-    assert tab.js("location.pathname") == "/web/login"  # the token's cookie is retired
-    assert tab.js("!!document.querySelector('#name') && !document.querySelector('#token')")
+    token_cookie = session_cookie(tab, server)
+    tab.open(f"{server.url}/web/setup")
+    type_into(tab, "#name", ADMIN)
+    type_into(tab, "#password", ADMIN_PASSWORD)
+    type_into(tab, "#again", "a different one")
+    tab.click("document.querySelector('#create')")
+    tab.wait_for("Page.loadEventFired")
+    assert text_of(tab, "#setup-error") == "the two passwords differ"
+    type_into(tab, "#password", ADMIN_PASSWORD)
+    type_into(tab, "#again", ADMIN_PASSWORD)
+    tab.click("document.querySelector('#create')")
+    tab.wait_for("Page.loadEventFired")
+    assert tab.js("location.pathname") == "/web"  # signed in as the new admin
+    assert session_cookie(tab, server) not in (None, token_cookie)
+
+    stale = httpx.get(server.url + "/web", cookies={COOKIE_NAME: str(token_cookie)}, timeout=10)
+    assert stale.status_code == 303  # the token's cookie is retired
+    tab.open(f"{server.url}/web/setup")
+    assert tab.js("location.pathname") == "/web/setup" and "first account exists" in str(
+        text_of(tab, "main")
+    )
     tab.open(f"{server.url}/web/login?{urlencode({'token': server.token})}")
     assert "no longer signs in here" in (text_of(tab, "#login-error") or "")
+    assert tab.js("!!document.querySelector('#name') && !document.querySelector('#token')")
 
 
 def test_a_password_signs_in_and_a_wrong_one_shows_an_error(

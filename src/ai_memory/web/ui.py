@@ -22,6 +22,7 @@ from ai_memory.retrieval.search import search as run_search
 from ai_memory.runtime import Runtime
 from ai_memory.web import access, ui_queries
 from ai_memory.web.login import build_login_router
+from ai_memory.web.setup import build_setup_router
 from ai_memory.web.text_view import stems_of
 from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
 from ai_memory.web.ui_health import build_health_router
@@ -42,6 +43,7 @@ def build_router(token: str) -> APIRouter:
     guard = html_errors(views)
     router = APIRouter(prefix="/web", include_in_schema=False)
     router.include_router(build_login_router(views, token))
+    router.include_router(build_setup_router(views))
     router.include_router(build_health_router(views))
     router.include_router(build_sessions_router(views))
     router.include_router(build_pages_router(views))
