@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ai_memory.cli.options import client_for
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ai_memory.config import Config
     from ai_memory.runtime import Runtime
 
+T = TypeVar("T")
 Local = Callable[["Runtime"], dict[str, Any]]
 
 
@@ -47,8 +48,6 @@ def admin_call(
 ) -> dict[str, Any]:
     """The server's answer to ``method path``, or ``local(runtime)`` on this data dir."""
     from ai_memory import locate
-    from ai_memory.core.errors import ServerRunning, Unavailable
-    from ai_memory.maintenance.lock import ServerLock
 
     def ask() -> dict[str, Any]:
         kwargs: dict[str, Any] = {"json": json} if json is not None else {}
@@ -59,7 +58,17 @@ def admin_call(
 
     if server or locate.credential(os.environ) is not None:
         return ask()
-    lock = ServerLock(config.data_dir, operation="admin")
+    return served_or_local(config, "admin", ask, local)
+
+
+def served_or_local(
+    config: Config, operation: str, ask: Callable[[], T], local: Callable[[Runtime], T]
+) -> T:
+    """``ask()`` when a server holds the data dir's lock, else ``local(runtime)`` under it."""
+    from ai_memory.core.errors import ServerRunning, Unavailable
+    from ai_memory.maintenance.lock import ServerLock
+
+    lock = ServerLock(config.data_dir, operation=operation)
     try:
         lock.acquire()
     except ServerRunning as running:

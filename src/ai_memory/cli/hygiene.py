@@ -16,7 +16,7 @@ import typer
 
 from ai_memory.cli.options import DataDir, Json, ServerUrl, client_for, load_config_owning
 from ai_memory.cli.output import emit_json, err, out, styled
-from ai_memory.core.errors import InvalidInput, ServerRunning, Unavailable
+from ai_memory.core.errors import InvalidInput
 from ai_memory.hygiene.report import HygieneReport
 
 if TYPE_CHECKING:
@@ -52,28 +52,14 @@ def run_operation(
     local: Callable[[Any], HygieneReport],
 ) -> HygieneReport:
     """The server's answer when one owns the data dir; else ``local(runtime)`` under the lock."""
-    from ai_memory.maintenance.lock import ServerLock
-    from ai_memory.runtime import Runtime
+    from ai_memory.cli.admin_call import served_or_local
 
-    lock = ServerLock(config.data_dir, operation=operation)
-    try:
-        lock.acquire()
-    except ServerRunning as running:
-        try:
-            data = client_for(config, server).request(
-                "POST", f"/admin/hygiene/{operation}", json=body, timeout=TIMEOUT_S
-            )
-        except Unavailable:
-            raise running from None
+    def ask() -> HygieneReport:
+        path = f"/admin/hygiene/{operation}"
+        data = client_for(config, server).request("POST", path, json=body, timeout=TIMEOUT_S)
         return HygieneReport.from_json(data)
-    try:
-        runtime = Runtime.start(config, embed=False, search=False)
-        try:
-            return local(runtime)
-        finally:
-            runtime.stop()
-    finally:
-        lock.release()
+
+    return served_or_local(config, operation, ask, local)
 
 
 def confirm(yes: bool, dry_run: bool, what: str) -> None:
