@@ -159,6 +159,7 @@ ELSEWHERE = (
     "/admin/projects/",
     "/web/login",
     "/web/logout",
+    "/web/setup",
     "/web/style.css",
     "/web/{rest:path}",
     "/healthz",
