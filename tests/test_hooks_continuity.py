@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,17 @@ import pytest
 from starlette.testclient import TestClient
 
 from ai_memory.core.fence import NOTE
-from tests.conftest import ServerProcess, clean_env
+from tests.conftest import ServerProcess, clean_env, shared_server
 from tests.hooks_support import app_client, hook_env, make_checkout, run_hook
 
 PROJECT = {"workspace": "default", "project": "acme-shop"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One server for the file: each test captures into a project or session of its own."""
+    with shared_server(tmp_path_factory, "continuity") as proc:
+        yield proc
 
 
 def post(client: TestClient, event: str, session: str, cwd: Path, key: str, **body: Any) -> None:
@@ -151,7 +159,10 @@ def test_lifecycle_only_sessions_leave_no_session_page_handoff_or_project(
     assert handoffs == [] and page.status_code == 404
 
 
-def test_the_project_remote_is_recorded_at_capture(server: ServerProcess, tmp_path: Path) -> None:
+def test_the_project_remote_is_recorded_at_capture(
+    own_server: ServerProcess, tmp_path: Path
+) -> None:
+    server = own_server  # the only project of its data dir
     checkout = make_checkout(tmp_path / "shop", "git@github.com:acme/shop.git")
     env = hook_env(server.data_dir, server.url)
     payload = {"session_id": "rm-1", "cwd": str(checkout), "prompt": "hello"}
@@ -250,7 +261,7 @@ def test_subagent_start_gets_the_brief_and_does_not_end_the_session(
 def test_a_prompt_asking_to_recap_gets_the_re_grounding(
     server: ServerProcess, tmp_path: Path
 ) -> None:
-    checkout = make_checkout(tmp_path / "shop")
+    checkout = make_checkout(tmp_path / "recap", "git@github.com:acme/recap.git")
     env = hook_env(server.data_dir, server.url)
     base = {"session_id": "rc-1", "cwd": str(checkout)}
     run_hook("claude-code", "UserPromptSubmit", {**base, "prompt": "fix the totals"}, env, checkout)
