@@ -250,3 +250,46 @@ def test_cli_send_list_pop_cancel(srv: ServerProcess, keys: dict[str, str]) -> N
         env=env,
     )
     assert wrong.returncode == 1 and b"no project default/no-such" in wrong.stderr
+
+
+READS = {"mm-open": ("ok",) * 4, "mm-locked": ("forbidden", "ok", "ok", "ok")}
+WRITES = {"mm-open": ("ok",) * 4, "mm-locked": ("forbidden", "forbidden", "ok", "ok")}
+# (tool, arguments for the project under test, outcomes); "mm-hub" is an open bystander.
+MATRIX = [
+    ("memory_message_send", lambda p: {"project": p, "to_project": "mm-hub"}, WRITES),
+    ("memory_message_send", lambda p: {"project": "mm-hub", "to_project": p}, READS),
+    ("memory_message_list", lambda p: {"project": p, "box": "both"}, READS),
+    ("memory_message_pop", lambda p: {"project": p}, WRITES),
+]
+
+
+def test_access_matrix_for_users_on_open_and_restricted_projects(
+    srv: ServerProcess, keys: dict[str, str]
+) -> None:
+    """No grant, a read grant, a write grant and an admin, on an open and a restricted
+    project: every cell asserted (the call worked, or was refused naming the user)."""
+    users = {name: make_user(srv, f"mx-{name}") for name in ("none", "reader", "writer")}
+    users["admin"] = keys["ada"]
+    projects(srv, "mm-open", "mm-hub", "mm-locked")
+    restrict(srv, "default", "mm-locked")
+    grant(srv, "default", "mm-locked", "mx-reader", "read")
+    grant(srv, "default", "mm-locked", "mx-writer", "write")
+
+    async def run(user: str) -> list[str]:
+        seen = []
+        async with connect(srv, token=users[user]) as client:
+            for tool, args, _ in MATRIX:
+                for project in ("mm-open", "mm-locked"):
+                    base = {"subject": "s", "body": "b"} if tool.endswith("send") else {}
+                    result = await client.call_tool(tool, {**base, **args(project)})
+                    content = result.structured_content or {}
+                    seen.append(content.get("error", "ok") if result.is_error else "ok")
+                    if result.is_error:
+                        assert f"mx-{user}" in content["message"] and project in content["message"]
+        return seen
+
+    for column, user in enumerate(("none", "reader", "writer", "admin")):
+        expected = [
+            outcomes[p][column] for _, _, outcomes in MATRIX for p in ("mm-open", "mm-locked")
+        ]
+        assert asyncio.run(run(user)) == expected, user

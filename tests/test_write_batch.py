@@ -15,6 +15,8 @@ from tests.conftest import ServerProcess
 from tests.mcp_support import connect, data, db_path, failure, module_server
 from tests.team_support import as_user, grant, make_project, make_user, restrict
 
+USERS = ("none", "reader", "writer", "admin")
+
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
@@ -165,3 +167,32 @@ def test_http_batch_route(srv: ServerProcess, keys: dict[str, str]) -> None:
         )
         assert refused.status_code == 403
     assert [path for path, _ in rows(srv, "wb-http")] == ["a.md", "b.md", "index.md"]
+
+
+def test_access_matrix_for_users_on_open_and_restricted_projects(srv: ServerProcess) -> None:
+    """No grant, a read grant, a write grant and an admin, on an open and a restricted
+    project: the preflight answers what a batch would meet, and the batch meets it."""
+    users = {name: make_user(srv, f"bx-{name}", admin=name == "admin") for name in USERS}
+    make_project(srv, "default", "bx-open")
+    make_project(srv, "default", "bx-locked")
+    restrict(srv, "default", "bx-locked")
+    grant(srv, "default", "bx-locked", "bx-reader", "read")
+    grant(srv, "default", "bx-locked", "bx-writer", "write")
+    may_write = {"bx-open": (True,) * 4, "bx-locked": ("forbidden", False, True, True)}
+    for column, user in enumerate(USERS):
+        for project, outcomes in may_write.items():
+            key, expected = users[user], outcomes[column]
+            answer = asyncio.run(
+                _call(srv, key, "memory_resolve_write_target", {"project": project})
+            )
+            pages = pages_of(f"{user}.md")
+            written = batch(srv, key, project, pages)
+            if expected == "forbidden":
+                assert failure(answer)["error"] == "forbidden", (user, project)
+            else:
+                assert data(answer)["may_write"] is expected, (user, project)
+            if expected is True:
+                assert data(written)["written"] == 1, (user, project)
+            else:
+                refused = failure(written)
+                assert refused["error"] == "forbidden" and f"bx-{user}" in refused["message"]
