@@ -140,6 +140,10 @@ def test_a_revoked_key_and_a_disabled_users_key_are_refused_on_the_next_request(
     revoked = team.admin("api-key", "revoke", key.split("_")[1])
     assert revoked.returncode == 0 and "revoked bob's key" in revoked.stdout
     assert team.call(key, "GET", "/api/v1/projects").status_code == 401
+    refused = team.cli("login", "--server", team.server.url, "--key-stdin", stdin=key.encode())
+    assert refused.returncode == 1 and "refused the key" in refused.stderr
+    assert key not in refused.stderr + refused.stdout
+    assert not (team.home / "config" / "ai-memory" / "client.toml").exists()
 
     other = make_key(team.server, "bob")
     team.keys.append(other)
