@@ -12,6 +12,7 @@ import json
 import math
 import sqlite3
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
@@ -27,20 +28,43 @@ SELECT json_group_array(json_array(path, title, kind)) FROM pages
 WHERE workspace = ? AND project = ? AND is_latest = 1 AND deleted_at IS NULL
 """
 EDGES = """
-SELECT json_group_array(json_array(src_path, dst_path)) FROM links
+SELECT json_group_array(json_array(rowid, src_path, dst_path)) FROM links
 WHERE dst_workspace = ? AND dst_project = ? AND workspace = ? AND project = ?
   AND src_path != dst_path
 """
 
 
+@dataclass(frozen=True, slots=True)
+class ProjectLinks:
+    """What a project's graph is drawn from (``graph_cache`` patches it after a write)."""
+
+    pages: dict[str, tuple[str, str]]  # path -> (title, kind) of every live latest page
+    links: dict[str, tuple[tuple[int, str], ...]]  # source path -> (link rowid, target path)
+
+
 def graph(conn: sqlite3.Connection, scope: Scope, limit: int = MAX_NODES) -> dict[str, Any]:
     """``nodes`` (path, title, kind, folder, degree) and ``edges`` among the ``limit``
-    best-linked pages; ``total`` pages and ``total_edges`` say what was left out.
-    (Only latest versions carry links, so the links table needs no join; duplicate
-    links are dropped here, cheaper than SQL's temporary B-tree for DISTINCT.)"""
+    best-linked pages; ``total`` pages and ``total_edges`` say what was left out."""
+    return select(read_links(conn, scope), scope, limit)
+
+
+def read_links(conn: sqlite3.Connection, scope: Scope) -> ProjectLinks:
+    """The project's pages and links within it. (Only latest versions carry links, so
+    the links table needs no join.)"""
     params = (scope.workspace, scope.project)
     pages = {path: (title, kind) for path, title, kind in _json_rows(conn, NODES, params)}
-    links = dict.fromkeys((src, dst) for src, dst in _json_rows(conn, EDGES, params + params))
+    links: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for rowid, src, dst in _json_rows(conn, EDGES, params + params):
+        links[src].append((rowid, dst))
+    return ProjectLinks(pages, {src: tuple(out) for src, out in links.items()})
+
+
+def select(data: ProjectLinks, scope: Scope, limit: int) -> dict[str, Any]:
+    """:func:`graph`'s answer from the project's pages and links."""
+    pages = data.pages
+    # Links in the order of the index on their target, duplicates dropped.
+    ordered = sorted((dst, rowid, src) for src, out in data.links.items() for rowid, dst in out)
+    links = dict.fromkeys((src, dst) for dst, _, src in ordered)
     edges = [(src, dst) for src, dst in links if src in pages and dst in pages]
     degree = Counter(chain.from_iterable(edges))
     # Best linked first, then the unlinked by path: the order of (-degree, path).
@@ -69,8 +93,8 @@ def graph(conn: sqlite3.Connection, scope: Scope, limit: int = MAX_NODES) -> dic
     }
 
 
-def _json_rows(conn: sqlite3.Connection, sql: str, params: tuple[str, ...]) -> list[list[str]]:
-    rows: list[list[str]] = json.loads(conn.execute(sql, params).fetchone()[0])
+def _json_rows(conn: sqlite3.Connection, sql: str, params: tuple[str, ...]) -> list[list[Any]]:
+    rows: list[list[Any]] = json.loads(conn.execute(sql, params).fetchone()[0])
     return rows
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -14,8 +15,8 @@ from ai_memory.runtime import Runtime
 from ai_memory.store import pages
 from ai_memory.web import page_views
 from ai_memory.web.access import require_read
-from ai_memory.web.graph import layout
-from ai_memory.web.graph_api import project_graph
+from ai_memory.web.graph import layout, select
+from ai_memory.web.graph_cache import GraphCache
 from ai_memory.web.render_cache import RenderCache, data_version
 from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
 from ai_memory.web.views import Views
@@ -27,6 +28,7 @@ def build_pages_router(views: Views) -> APIRouter:
     router = APIRouter()
     guard = html_errors(views)
     cache = RenderCache()
+    graphs = GraphCache()
 
     async def cached(
         runtime: Runtime, key: tuple[str, ...], render: Callable[[], Awaitable[Response]]
@@ -109,8 +111,13 @@ def build_pages_router(views: Views) -> APIRouter:
         await require_read(request, scope)
         count = parse_positive(limit, "limit", most=GRAPH_MOST)
 
+        def query(conn: sqlite3.Connection) -> dict[str, Any]:
+            if not pages.project_exists(conn, scope):
+                raise NotFound(f"no project {scope}")
+            return select(graphs.links(conn, scope), scope, count)
+
         async def render() -> Response:
-            data = layout(await project_graph(runtime, scope, count))
+            data = layout(await runtime.readers.aread(query))
             return views.html(
                 "graph.html",
                 scope=scope,

@@ -1,0 +1,74 @@
+"""The graph kept between writes and patched after each is the graph read whole.
+
+After every step (pages written with and without links, a link target created
+later, a rewrite that drops a link, a title change, a delete and a rewrite of
+the deleted page, writes in another project) the patched copy must give exactly
+what reading the project afresh gives; a change the audit log does not tie to
+single pages makes it read the project whole again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from ai_memory.core.identity import Scope
+from ai_memory.runtime import Runtime
+from ai_memory.store import pages
+from ai_memory.web.graph import graph, select
+from ai_memory.web.graph_cache import GraphCache, changed_paths
+from ai_memory.web.render_cache import data_version
+
+HERE, ELSEWHERE = Scope.of(None, "here"), Scope.of(None, "there")
+
+
+def same_as_whole(runtime: Runtime, cache: GraphCache, scope: Scope = HERE) -> None:
+    def compare(conn: sqlite3.Connection) -> None:
+        for limit in (2, 300):
+            assert select(cache.links(conn, scope), scope, limit) == graph(conn, scope, limit)
+
+    runtime.readers.read(compare)
+
+
+def test_patched_graph_equals_the_graph_read_whole(runtime: Runtime) -> None:
+    cache = GraphCache()
+    write = runtime.wiki.write_page
+    write(HERE.page("concepts/a.md"), "A links [[concepts/b.md]] and [[notes/c.md]].")
+    write(HERE.page("concepts/b.md"), "B links [[concepts/a.md]].")
+    same_as_whole(runtime, cache)  # read whole: nothing kept yet
+    steps: list[Callable[[], object]] = [
+        lambda: write(HERE.page("notes/c.md"), "C exists now; links [[concepts/a.md]]."),
+        lambda: write(HERE.page("concepts/a.md"), "A now links only [[notes/c.md]]."),
+        lambda: write(HERE.page("concepts/b.md"), "B again.", {"title": "Bee"}),
+        lambda: write(ELSEWHERE.page("concepts/a.md"), "Elsewhere [[concepts/b.md]]."),
+        lambda: runtime.wiki.delete_page(HERE.page("notes/c.md")),
+        lambda: write(HERE.page("notes/c.md"), "C back, linking [[concepts/b.md]]."),
+        lambda: write(HERE.page("notes/d.md"), "D links itself [[notes/d.md]], [[concepts/b.md]]."),
+    ]
+    for step in steps:
+        step()
+        same_as_whole(runtime, cache)
+    same_as_whole(runtime, cache, ELSEWHERE)
+
+
+def test_a_change_not_tied_to_single_pages_reads_the_project_whole(runtime: Runtime) -> None:
+    runtime.wiki.write_page(HERE.page("concepts/a.md"), "A.")
+    before = runtime.readers.read(data_version)
+
+    def project_wide(conn: sqlite3.Connection) -> None:
+        pages.audit(conn, now="2026-01-01T00:00:00Z", actor="test", action="rename", ref=None)
+
+    runtime.writer.call(project_wide)
+
+    def changed(conn: sqlite3.Connection) -> set[str] | None:
+        return changed_paths(conn, HERE, before, data_version(conn))
+
+    assert runtime.readers.read(changed) is None
+    runtime.wiki.write_page(HERE.page("concepts/b.md"), "B.")
+    after_rename = runtime.readers.read(data_version)
+    runtime.wiki.write_page(HERE.page("concepts/c.md"), "C.")
+
+    def since(conn: sqlite3.Connection) -> set[str] | None:
+        return changed_paths(conn, HERE, after_rename, data_version(conn))
+
+    assert runtime.readers.read(since) == {"concepts/c.md"}
