@@ -149,3 +149,22 @@ def test_calls_past_the_cap_keep_the_local_order_without_waiting(
     reasons = [found["explain"]["rerank"]["reason"] for found in asyncio.run(three())]
     assert "busy" in reasons
     assert len(fake.requests) == 3 - reasons.count("busy") <= 2
+
+
+def test_a_reranked_search_leaves_out_a_project_the_user_may_not_read(
+    srv: ServerProcess, fake: FakeLlm
+) -> None:
+    from tests.team_support import as_user, make_user, restrict
+
+    body = {"body": "Hidden notes on the readers and the sqlite writer."}
+    with srv.client() as root:
+        assert root.put("/api/v1/projects/default/hidden/pages/a.md", json=body).is_success
+    restrict(srv, "default", "hidden")
+    key = make_user(srv, "outsider")
+    with as_user(srv, key) as outsider, srv.client() as root:
+        for client, shown in ((root, True), (outsider, False)):
+            fake.push(error(400, "refused"))  # the local order stands
+            found = client.get("/api/v1/search", params={"q": QUERY, "global": "true"}).json()
+            assert any(h["project"] == "hidden" for h in found["hits"]) is shown
+            asked = client.get("/api/v1/search", params={"q": QUERY, "project": "hidden"})
+            assert asked.status_code == (200 if shown else 403)

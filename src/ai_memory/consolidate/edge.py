@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ai_memory.core.errors import LlmBadAnswer, LlmUnavailable
 from ai_memory.retrieval.models import SearchRequest, SearchResponse
-from ai_memory.retrieval.scope import resolve_scope
+from ai_memory.retrieval.scope import resolve_scope, restrict
+from ai_memory.store.acting import acting
 
 if TYPE_CHECKING:
     from ai_memory.runtime import Runtime
@@ -80,7 +81,10 @@ async def unreinforced_search(runtime: Runtime, request: SearchRequest) -> Searc
     retriever = runtime.retrieval
     scope = resolve_scope(request)
     now = retriever.clock()
-    return await runtime.readers.aread(lambda conn: retriever.engine.run(conn, request, scope, now))
+    who = acting()  # the projects the caller may not read are left out, as in every search
+    return await runtime.readers.aread(
+        lambda conn: retriever.engine.run(conn, request, restrict(scope, conn, who), now)
+    )
 
 
 def shown_pages(data: dict[str, Any]) -> list[int]:
