@@ -1,4 +1,4 @@
-"""The graph kept between writes and patched after each is the graph read whole.
+"""The graph (and tree) kept between writes and patched after each is the one read whole.
 
 After every step (pages written with and without links, a link target created
 later, a rewrite that drops a link, a title change, a delete and a rewrite of
@@ -15,6 +15,7 @@ from collections.abc import Callable
 from ai_memory.core.identity import Scope
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
+from ai_memory.web import page_views
 from ai_memory.web.graph import graph, select
 from ai_memory.web.graph_cache import GraphCache, changed_paths
 from ai_memory.web.render_cache import data_version
@@ -26,6 +27,9 @@ def same_as_whole(runtime: Runtime, cache: GraphCache, scope: Scope = HERE) -> N
     def compare(conn: sqlite3.Connection) -> None:
         for limit in (2, 300):
             assert select(cache.links(conn, scope), scope, limit) == graph(conn, scope, limit)
+        kept = cache.links(conn, scope).pages  # the tree is drawn from them too
+        rows = ((path, title, kind) for path, (title, kind) in kept.items())
+        assert page_views.folders(rows) == page_views.tree(conn, scope)
 
     runtime.readers.read(compare)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import sqlite3
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,10 +43,15 @@ class Folder:
 
 def tree(conn: sqlite3.Connection, scope: Scope) -> Folder:
     """Every latest page under its folders, each folder with its page count per kind."""
-    root = Folder("", "")
     cursor = conn.execute(TREE, (scope.workspace, scope.project))
     cursor.row_factory = None  # plain tuples: thousands of rows
-    for path, title, kind in sorted(cursor.fetchall()):
+    return folders(cursor.fetchall())
+
+
+def folders(rows: Iterable[tuple[str, str, str]]) -> Folder:
+    """:func:`tree` from the (path, title, kind) of every latest page."""
+    root = Folder("", "")
+    for path, title, kind in sorted(rows):
         *parts, _ = path.split("/")
         node = root
         node.count += 1

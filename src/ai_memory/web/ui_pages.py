@@ -54,7 +54,9 @@ def build_pages_router(views: Views) -> APIRouter:
         def query(conn: sqlite3.Connection) -> page_views.Folder:
             if not pages.project_exists(conn, scope):
                 raise NotFound(f"no project {scope}")
-            return page_views.tree(conn, scope)
+            # The graph's kept copy of the project's pages: patched, not read, after a write.
+            kept = graphs.links(conn, scope).pages
+            return page_views.folders((path, title, kind) for path, (title, kind) in kept.items())
 
         async def render() -> Response:
             root = await runtime.readers.aread(query)
