@@ -103,3 +103,25 @@ def test_a_merge_keeps_restricted_content_restricted_and_its_creator_writing(
     assert rule["visibility"] == "restricted" and rule["created_by"] == "root"
     held = {(g["user"], g["access"]) for g in rule["grants"]}  # type: ignore[attr-defined]
     assert held == {("ann", "write"), ("ben", "read")}
+
+
+def test_a_signed_in_credential_comes_after_the_environment_and_before_the_data_dir(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    from ai_memory import locate
+    from ai_memory.cli.login import write_credential
+
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    root_token = locate.token(data_dir, env)
+    assert root_token and locate.credential(env) is None
+    path = Path(locate.client_file(env))
+    write_credential(path, "https://memory.example.com", "aim_abcdefghij_" + "x" * 43)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert locate.token(data_dir, env) == "aim_abcdefghij_" + "x" * 43
+    assert locate.server_url(None, data_dir, env) == "https://memory.example.com"
+    assert locate.server_url("http://127.0.0.1:1", data_dir, env) == "http://127.0.0.1:1"
+    overridden = {**env, "AI_MEMORY_AUTH_TOKEN": "t", "AI_MEMORY_SERVER_URL": "http://h:2"}
+    assert locate.token(data_dir, overridden) == "t"
+    assert locate.server_url(None, data_dir, overridden) == "http://h:2"
+    path.unlink()
+    assert locate.token(data_dir, env) == root_token
