@@ -28,7 +28,9 @@ Name = Annotated[str, Field(min_length=1, max_length=200)]
 def require_admin(request: Request) -> None:
     principal = principal_in(request.scope)
     if not principal.admin:
-        raise Forbidden(f"user {principal.name!r} is not an admin; only admins manage users")
+        raise Forbidden(
+            f"user {principal.name!r} is not an admin; only admins manage users, keys and access"
+        )
 
 
 router = APIRouter(include_in_schema=False)
