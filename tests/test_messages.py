@@ -293,3 +293,19 @@ def test_access_matrix_for_users_on_open_and_restricted_projects(
             outcomes[p][column] for _, _, outcomes in MATRIX for p in ("mm-open", "mm-locked")
         ]
         assert asyncio.run(run(user)) == expected, user
+
+
+def test_purging_a_project_drops_its_inbox_and_keeps_what_it_sent(
+    srv: ServerProcess, keys: dict[str, str]
+) -> None:
+    projects(srv, "pg-gone", "pg-stays")
+    data(send(srv, keys["alice"], "pg-stays", "pg-gone", body="to the purged one"))
+    kept = data(send(srv, keys["alice"], "pg-gone", "pg-stays", body="from it"))["message"]
+    with srv.client() as root:
+        purged = root.post("/admin/hygiene/purge-project", json={"project": "pg-gone"})
+        assert purged.status_code == 200, purged.text
+        assert purged.json()["rows"]["messages"] == 1
+    make_project(srv, "default", "pg-gone")  # a new project of that name starts empty
+    assert data(call(srv, keys["bob"], "memory_message_list", project="pg-gone"))["inbox"] == []
+    inbox = data(call(srv, keys["bob"], "memory_message_list", project="pg-stays"))["inbox"]
+    assert [m["id"] for m in inbox] == [kept["id"]]

@@ -75,6 +75,8 @@ _PROJECT_ROWS = {
     "links": "links WHERE workspace = :ws AND project = :proj",
     "entities": "entities WHERE workspace = :ws AND project = :proj",
     "pages": "pages WHERE workspace = :ws AND project = :proj",
+    # Its inbox; what it sent stays with the projects it went to.
+    "messages": "messages WHERE to_workspace = :ws AND to_project = :proj",
     # Old names that led to it (a renamed or merged project) lead nowhere once it is gone.
     "project_aliases": ("project_aliases WHERE target_workspace = :ws AND target_project = :proj"),
 }
