@@ -456,6 +456,15 @@ def test_links_and_backlinks_never_name_a_page_a_user_may_not_read(team: Team) -
             assert named == {"restricted"} and listed.count("secret.md") >= 2
 
 
+def test_a_list_is_full_when_what_a_user_may_not_read_is_newer(team: Team) -> None:
+    """The restricted project's proposals are the newest: a list pages on past them."""
+    _, users = team
+    for user in ("none", "admin"):
+        rows = users[user].get("/api/v1/pending-writes?state=all&limit=3").json()
+        projects = [row["project"] for row in rows["pending_writes"]]
+        assert projects == (["open"] * 3 if user == "none" else ["restricted"] * 3)
+
+
 def test_a_project_page_shows_a_user_only_their_own_and_shared_handoffs(team: Team) -> None:
     _, users = team
     shown = {user: "operator&#39;s own handoff" in users[user].get("/web/default/open").text

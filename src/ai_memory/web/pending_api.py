@@ -8,6 +8,7 @@ git checkpoint notice, never on the event loop.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -19,6 +20,7 @@ from ai_memory.core.identity import Scope
 from ai_memory.core.principal import Access
 from ai_memory.core.validate import STORABLE, SqlId
 from ai_memory.runtime import Runtime
+from ai_memory.store import pending_writes as store
 from ai_memory.web import access
 from ai_memory.web.deps import get_runtime
 
@@ -58,8 +60,35 @@ async def list_pending(
     if scope is not None:
         await access.require_read(request, scope)
     hide = await access.hidden(request)
-    rows = await runtime.readers.aread(lambda conn: pending.list_writes(conn, state, scope, limit))
-    return {"pending_writes": access.visible(rows, hide)}
+
+    def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        rows = pending.list_writes(conn, state, scope, limit)  # checks state and limit
+        if not hide or scope is not None or len(rows) < limit:
+            return access.visible(rows, hide)
+        wanted = pending.check_state(state)
+        found = readable_writes(conn, state=wanted, limit=limit, before=None, hide=hide)
+        return [pending.summary(row) for row in found]
+
+    return {"pending_writes": await runtime.readers.aread(read)}
+
+
+def readable_writes(
+    conn: sqlite3.Connection,
+    *,
+    state: str | None,
+    limit: int,
+    before: int | None,
+    hide: frozenset[Scope],
+) -> list[dict[str, Any]]:
+    """Up to ``limit`` pending writes of the projects the caller may read, newest first,
+    paging on past the others, so a list is as full as the queue allows."""
+    found: list[dict[str, Any]] = []
+    while True:
+        rows = store.listed(conn, state=state, scope=None, limit=limit, before=before)
+        found += access.visible(rows, hide)
+        if len(found) >= limit or len(rows) < limit:
+            return found[:limit]
+        before = rows[-1]["id"]
 
 
 @router.get("/pending-writes/{pending_id}")

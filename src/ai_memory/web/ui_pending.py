@@ -21,9 +21,9 @@ from ai_memory.core.errors import Conflict
 from ai_memory.core.identity import Scope
 from ai_memory.core.principal import Access
 from ai_memory.runtime import Runtime
-from ai_memory.store import pending_writes as store
 from ai_memory.web import access, webauth
 from ai_memory.web.page_views import line_class
+from ai_memory.web.pending_api import readable_writes
 from ai_memory.web.ui_common import READ, RuntimeDep, html_errors, parse_positive
 from ai_memory.web.views import Views
 
@@ -49,18 +49,18 @@ def build_pending_router(views: Views) -> APIRouter:
     ) -> Response:
         wanted = pending.check_state(state)
         rows = await runtime.readers.aread(
-            lambda conn: store.listed(
-                conn, state=wanted, scope=None, limit=SHOWN + 1, before=before
+            lambda conn: readable_writes(
+                conn, state=wanted, limit=SHOWN + 1, before=before, hide=hide
             )
         )
-        writes = [{**row, "lines": diff_lines(row)} for row in access.visible(rows[:SHOWN], hide)]
+        writes = [{**row, "lines": diff_lines(row)} for row in rows[:SHOWN]]
         response = views.html(
             "pending.html",
             status,
             writes=writes,
             state=state or "all",
             states=("pending", "applied", "rejected", "refused", "all"),
-            older=rows[SHOWN - 1]["id"] if len(rows) > SHOWN else None,
+            older=writes[-1]["id"] if len(rows) > SHOWN else None,
             csrf=csrf,
             notice=notice,
             error=error,
