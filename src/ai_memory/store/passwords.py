@@ -22,10 +22,14 @@ from ai_memory.store import identity, identity_admin, pages, web_sessions
 
 MIN_LENGTH = 8
 MAX_LENGTH = 1024  # argon2 takes any length; a cap keeps one request's work bounded
+# OWASP's argon2id floor (19 MiB, 2 passes, 1 lane): tens of milliseconds on one core,
+# and a bounded amount of memory per sign-in in flight. A stored hash names its own
+# parameters, so hashes made with other ones still check.
+TIME_COST, MEMORY_KIB, LANES = 2, 19456, 1
 # Checked when the name is unknown, so a wrong name costs the same time as a wrong password.
 _NO_SUCH_USER = (
-    "$argon2id$v=19$m=65536,t=3,p=4$KJXZgzyaZ6HtLAJne9GMmA"
-    "$whTNbMdZK0jBF0TQpNnkaflnxqAMzYyhdpVpxgMtikQ"
+    "$argon2id$v=19$m=19456,t=2,p=1$nZWGFeNRTjSFh9ksVnzsKw"
+    "$VBwpBIH17m4I00pMsdyYBZK95X7RYItDVsf4UMOTUMs"
 )
 
 ACCOUNT = """
@@ -48,15 +52,17 @@ class Account:
 
 def check_rules(password: str) -> None:
     """A password the server accepts: 8 to 1024 characters, not only spaces."""
-    if len(password) < MIN_LENGTH or not password.strip():
+    if len(password) < MIN_LENGTH:
         raise InvalidInput(f"a password needs at least {MIN_LENGTH} characters")
+    if not password.strip():
+        raise InvalidInput("a password may not be only spaces")
     if len(password) > MAX_LENGTH:
         raise InvalidInput(f"a password may have at most {MAX_LENGTH} characters")
 
 
 def hash_password(password: str) -> str:
     check_rules(password)
-    return PasswordHasher().hash(password)
+    return _hasher().hash(password)
 
 
 def password_matches(password_hash: str | None, password: str) -> bool:
@@ -64,11 +70,13 @@ def password_matches(password_hash: str | None, password: str) -> bool:
     if len(password) > MAX_LENGTH:
         return False
     try:
-        return PasswordHasher().verify(password_hash or _NO_SUCH_USER, password) and bool(
-            password_hash
-        )
+        return _hasher().verify(password_hash or _NO_SUCH_USER, password) and bool(password_hash)
     except (VerificationError, InvalidHashError):
         return False
+
+
+def _hasher() -> PasswordHasher:
+    return PasswordHasher(time_cost=TIME_COST, memory_cost=MEMORY_KIB, parallelism=LANES)
 
 
 def account(conn: sqlite3.Connection, name: str) -> Account | None:
