@@ -26,6 +26,7 @@ from ai_memory.store import passwords, web_sessions
 from ai_memory.web.signin_limit import SignInLimiter
 from ai_memory.web.webauth import COOKIE_NAME, cookie_for
 from tests.conftest import ServerProcess, run_cli
+from tests.mcp_support import module_server
 from tests.team_support import _ok, as_user, make_user, set_password, web_sign_in
 
 FIRST = "first-admin"
@@ -35,13 +36,7 @@ SECRETS: list[str] = [FIRST_PASSWORD]  # every password and cookie value the tes
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    root = tmp_path_factory.mktemp("signin") / "data"
-    initialise(Config.load(root, {}))
-    proc = ServerProcess(root).start()
-    try:
-        yield proc
-    finally:
-        proc.stop()
+    yield from module_server(tmp_path_factory)
 
 
 def person(server: ServerProcess, name: str, admin: bool = False) -> str:
