@@ -38,7 +38,6 @@ from ai_memory.hooks.ingest import (
 from ai_memory.hooks.ingest_access import owns_session, packet_access
 from ai_memory.hooks.project_aliases import ProjectAliases
 from ai_memory.hooks.recap import anchor_text, claimed_note
-from ai_memory.hooks.sanitize import Sanitizer
 from ai_memory.hooks.sessions import (
     SessionKey,
     idle_sessions,
@@ -79,7 +78,7 @@ class HookService:
     def __init__(self, runtime: Runtime) -> None:
         settings = runtime.config.hooks
         self.runtime = runtime
-        self.sanitizer = Sanitizer(settings.redact_patterns)
+        self.sanitizer = runtime.sanitizer
         self.finisher = SessionFinisher(
             runtime.wiki,
             recent_limit=settings.page_observations,

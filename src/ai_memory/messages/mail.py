@@ -37,24 +37,23 @@ async def send(
     session: str | None = None,
     agent: str | None = None,
 ) -> dict[str, Any]:
-    """Queue a message from ``sender`` (written by the caller) to ``recipient`` (read by them)."""
+    """Queue a message from ``sender`` (written by the caller) to ``recipient`` (read by them).
 
-    def check(conn: sqlite3.Connection) -> None:
+    The checks run in the writer command that queues it, so access, the recipient's
+    existence and its inbox depth are those the insert sees."""
+    draft = await anyio.to_thread.run_sync(
+        clean_draft, sender, recipient, to_agent, subject, body, runtime.sanitizer
+    )
+    party = Party(principal.owner, session, agent)
+
+    def command(conn: sqlite3.Connection) -> dict[str, Any]:
         authorize(conn, principal, sender, Access.WRITE)
         authorize(conn, principal, recipient, Access.READ)
         if not pages.project_exists(conn, recipient):
             raise NotFound(f"no project {recipient} to send a message to", argument="to_project")
+        return sql.send(conn, draft, party, now=now_iso(), max_queued=MAX_QUEUED)
 
-    await runtime.readers.aread(check)
-    patterns = runtime.config.hooks.redact_patterns
-    draft = await anyio.to_thread.run_sync(
-        clean_draft, sender, recipient, to_agent, subject, body, patterns
-    )
-    party = Party(principal.owner, session, agent)
-    row = await runtime.writer.run(
-        lambda conn: sql.send(conn, draft, party, now=now_iso(), max_queued=MAX_QUEUED),
-        timeout=runtime.config.store.write_timeout_s,
-    )
+    row = await runtime.writer.run(command, timeout=runtime.config.store.write_timeout_s)
     return shown(row, body=True)
 
 

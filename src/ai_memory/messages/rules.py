@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Literal, get_args
 
 from ai_memory.core.errors import InvalidInput, TooLarge
@@ -39,7 +38,7 @@ def clean_draft(
     to_agent: str | None,
     subject: str,
     body: str,
-    redact_patterns: Sequence[str],
+    sanitizer: Sanitizer,
 ) -> Draft:
     """Refuse what is over a limit (nothing is cut silently), then sanitize like a capture:
     escapes and controls stripped, secrets redacted. CPU-bound: run it off the event loop."""
@@ -56,7 +55,6 @@ def clean_draft(
             limit=MAX_BODY_BYTES,
         )
     check_agent(to_agent, "to_agent")
-    sanitizer = Sanitizer(redact_patterns)  # RE2 caches the compiled patterns
     clean_body = sanitizer.clean(body, MAX_BODY_BYTES).strip()
     if not clean_body:
         raise InvalidInput("the message body is empty", argument="body")
