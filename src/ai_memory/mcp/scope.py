@@ -32,6 +32,7 @@ AGENT_HEADER = "x-ai-memory-agent"
 OPEN_SESSIONS = """
 SELECT session_id, cwd FROM sessions
 WHERE workspace = ? AND project = ? AND ended_at IS NULL AND (? IS NULL OR agent = ?)
+    AND owner IS ?
 ORDER BY last_event_at DESC LIMIT 20
 """
 
@@ -142,16 +143,19 @@ def _clean(value: str | None) -> str | None:
     return value[:1024] or None
 
 
-async def with_session(runtime: Runtime, caller: Caller, scope: Scope) -> Caller:
+async def with_session(
+    runtime: Runtime, caller: Caller, scope: Scope, owner: int | None = None
+) -> Caller:
     """The caller, with its session id inferred when the transport sent none.
 
-    Only an unambiguous match counts: exactly one open session of ``scope`` in
-    the caller's launch directory (and of its agent, when known). Handoff
-    claims and "the newest other session" need it to tell the caller apart.
+    Only an unambiguous match counts: exactly one open session of ``scope`` that
+    ``owner`` captured in the caller's launch directory (and of its agent, when
+    known). Handoff claims and "the newest other session" need it to tell the
+    caller apart.
     """
     if caller.session_id or not caller.cwd:
         return caller
-    args = (scope.workspace, scope.project, caller.agent, caller.agent)
+    args = (scope.workspace, scope.project, caller.agent, caller.agent, owner)
     rows = await runtime.readers.aread(lambda conn: conn.execute(OPEN_SESSIONS, args).fetchall())
     here = [row["session_id"] for row in rows if same_place(row["cwd"], caller.cwd)]
     if len(here) != 1:

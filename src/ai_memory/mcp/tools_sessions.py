@@ -184,7 +184,9 @@ def _accept_tool(deps: ToolDeps) -> Any:
         async def work() -> dict[str, Any]:
             viewer = Viewer.of(principal(ctx), any_owner)
             resolved = await deps.scope(ctx, workspace, project, write=True)
-            who = await with_session(deps.runtime(), caller(ctx), resolved.scope)
+            who = await with_session(
+                deps.runtime(), caller(ctx), resolved.scope, principal(ctx).owner
+            )
             accepted = await accept_handoff(
                 deps.runtime().writer,
                 resolved.scope,
@@ -238,7 +240,9 @@ def _observations_tool(deps: ToolDeps) -> Any:
     ) -> CallToolResult:
         async def work() -> dict[str, Any]:
             resolved = await deps.scope(ctx, workspace, project)
-            who = await with_session(deps.runtime(), caller(ctx), resolved.scope)
+            who = await with_session(
+                deps.runtime(), caller(ctx), resolved.scope, principal(ctx).owner
+            )
             found = await session_observations(
                 deps.runtime().readers,
                 resolved.scope,
