@@ -17,7 +17,7 @@ from ai_memory.runtime import Runtime
 from ai_memory.store import pages
 from ai_memory.web import page_views
 from ai_memory.web.graph import graph, select
-from ai_memory.web.graph_cache import GraphCache, changed_paths
+from ai_memory.web.graph_cache import LINKS_FROM, GraphCache, changed_paths
 from ai_memory.web.render_cache import data_version
 
 HERE, ELSEWHERE = Scope.of(None, "here"), Scope.of(None, "there")
@@ -76,3 +76,15 @@ def test_a_change_not_tied_to_single_pages_reads_the_project_whole(runtime: Runt
         return changed_paths(conn, HERE, after_rename, data_version(conn))
 
     assert runtime.readers.read(since) == {"concepts/c.md"}
+
+
+def test_a_page_s_links_are_read_by_their_source_not_the_project_s_targets(
+    runtime: Runtime,
+) -> None:
+    def plan(conn: sqlite3.Connection) -> str:
+        rows = conn.execute(f"EXPLAIN QUERY PLAN {LINKS_FROM}", ("w",) * 7).fetchall()
+        return " | ".join(str(r[3]) for r in rows)
+
+    found = runtime.readers.read(plan)
+    assert "links_src (src_id=?)" in found, found
+    assert "links_dst" not in found, found

@@ -29,11 +29,13 @@ PAGE_NOW = """
 SELECT title, kind FROM pages
 WHERE workspace = ? AND project = ? AND path = ? AND is_latest = 1 AND deleted_at IS NULL
 """
-# The links from every version of the page, as the project's whole read finds them.
+# The links from every version of the page, as the project's whole read finds them
+# (from the page's versions to their links by source: the unary plus keeps SQLite off
+# the index on targets, which would walk every link into the project).
 LINKS_FROM = """
-SELECT l.rowid, l.dst_path FROM pages p JOIN links l ON l.src_id = p.id
+SELECT l.rowid, l.dst_path FROM pages p CROSS JOIN links l ON l.src_id = p.id
 WHERE p.workspace = ? AND p.project = ? AND p.path = ?
-  AND l.dst_workspace = ? AND l.dst_project = ? AND l.workspace = ? AND l.project = ?
+  AND +l.dst_workspace = ? AND +l.dst_project = ? AND l.workspace = ? AND l.project = ?
   AND l.src_path != l.dst_path
 """
 PROJECTS = 16
