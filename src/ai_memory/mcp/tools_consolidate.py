@@ -69,6 +69,7 @@ def _consolidate_tool(deps: ToolDeps) -> Any:
 
             require_chat(runtime)
             from ai_memory.consolidate.consolidation_jobs import consolidate_now
+
             settings = runtime.config.consolidation
             result = await consolidate_now(
                 runtime,
