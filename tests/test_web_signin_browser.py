@@ -64,6 +64,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 
 @pytest.fixture
+def admin(server: ServerProcess) -> str:
+    """The admin the first test creates in the browser; made here when it ran alone."""
+    with server.client() as root:
+        names = [user["name"] for user in root.get("/admin/users").json()["users"]]
+    if ADMIN not in names:
+        make_user(server, ADMIN, admin=True)
+        set_password(server, ADMIN, ADMIN_PASSWORD)
+    return ADMIN
+
+
+@pytest.fixture
 def tab(tmp_path: Path) -> Iterator[Browser]:
     assert CHROMIUM is not None
     with Browser(CHROMIUM, tmp_path / "profile", FLAGS) as browser:
@@ -132,7 +143,7 @@ def test_the_token_signs_in_to_set_up_the_first_account_and_then_no_more(
 
 
 def test_a_password_signs_in_and_a_wrong_one_shows_an_error(
-    server: ServerProcess, tab: Browser
+    server: ServerProcess, admin: str, tab: Browser
 ) -> None:
     tab.open(f"{server.url}/web/health")
     assert tab.js("location.pathname") == "/web/login"
@@ -176,7 +187,10 @@ def foreign() -> Iterator[tuple[ThreadingHTTPServer, type[ForeignPage]]]:
 
 
 def test_a_forged_post_is_refused_and_changes_nothing(
-    server: ServerProcess, tab: Browser, foreign: tuple[ThreadingHTTPServer, type[ForeignPage]]
+    server: ServerProcess,
+    admin: str,
+    tab: Browser,
+    foreign: tuple[ThreadingHTTPServer, type[ForeignPage]],
 ) -> None:
     sign_in(tab, server, ADMIN, ADMIN_PASSWORD)
     tab.open(f"{server.url}/web/pending-writes")
@@ -206,9 +220,11 @@ def test_a_forged_post_is_refused_and_changes_nothing(
     tab.wait_for("Page.loadEventFired")
     assert "applied" in (text_of(tab, "#notice") or "")
     assert pending_state(server) == "applied"
+    tab.open(f"{server.url}/web/pending-writes?state=applied")
+    assert f"applied by {ADMIN}" in (text_of(tab, "article.pending-write .meta") or "")
 
 
-def test_sign_out_ends_the_session(server: ServerProcess, tab: Browser) -> None:
+def test_sign_out_ends_the_session(server: ServerProcess, admin: str, tab: Browser) -> None:
     sign_in(tab, server, ADMIN, ADMIN_PASSWORD)
     value = session_cookie(tab, server)
     assert value is not None
@@ -222,7 +238,9 @@ def test_sign_out_ends_the_session(server: ServerProcess, tab: Browser) -> None:
     assert stale.status_code == 303 and stale.headers["location"].startswith("/web/login")
 
 
-def test_repeated_failures_are_rate_limited(server: ServerProcess, tab: Browser) -> None:
+def test_repeated_failures_are_rate_limited(
+    server: ServerProcess, admin: str, tab: Browser
+) -> None:
     make_user(server, "pat")
     set_password(server, "pat", "pats-password-1")
     for _ in range(5):

@@ -19,7 +19,7 @@ from fastapi.responses import RedirectResponse, Response
 from ai_memory.consolidate import pending
 from ai_memory.core.errors import Conflict
 from ai_memory.core.identity import Scope
-from ai_memory.core.principal import Access
+from ai_memory.core.principal import Access, principal_in
 from ai_memory.runtime import Runtime
 from ai_memory.web import access, webauth
 from ai_memory.web.page_views import line_class
@@ -103,12 +103,14 @@ def build_pending_router(views: Views) -> APIRouter:
             return views.error(
                 403, "This form is out of date or did not come from this page; reload it."
             )
+        decider = principal_in(request.scope)
+        by = BY if decider.is_root else decider.name  # the queue shows who decided
         try:
             if action == "approve":
-                await asyncio.to_thread(pending.approve, runtime.wiki, number, BY)
+                await asyncio.to_thread(pending.approve, runtime.wiki, number, by)
             else:
                 reason = form.get("reason", "").strip()[:2000]
-                await asyncio.to_thread(pending.reject, runtime.wiki, number, BY, reason)
+                await asyncio.to_thread(pending.reject, runtime.wiki, number, by, reason)
         except Conflict as exc:
             csrf = webauth.csrf_in(cookie)
             hide = await access.hidden(request)
