@@ -250,6 +250,51 @@ STEPS: list[tuple[str, str, dict[str, Any]]] = [
     ("restore-missing", "memory_restore_page", {"project": "gold", "path": "never.md"}),
     ("status", "memory_status", {"project": "gold"}),
     ("status-default", "memory_status", {}),
+    # Added with cross-project messages and batch writes (message ids are row ids too).
+    (
+        "msg-send",
+        "memory_message_send",
+        {"project": "msgs", "to_project": "gold", "subject": "Heads-up", "body": "WAL moved."},
+    ),
+    (
+        "msg-send-codex",
+        "memory_message_send",
+        {
+            "project": "msgs",
+            "to_project": "gold",
+            "subject": "For codex",
+            "body": "x",
+            "to_agent": "codex",
+        },
+    ),
+    (
+        "msg-send-unknown",
+        "memory_message_send",
+        {"project": "msgs", "to_project": "nowhere", "subject": "s", "body": "b"},
+    ),
+    ("msg-list", "memory_message_list", {"project": "gold"}),
+    ("msg-outbox", "memory_message_list", {"project": "msgs", "box": "outbox"}),
+    ("msg-pop", "memory_message_pop", {"project": "gold"}),
+    ("msg-pop-none", "memory_message_pop", {"project": "gold"}),
+    ("msg-cancel", "memory_message_cancel", {"message_id": 2}),
+    ("msg-cancel-again", "memory_message_cancel", {"message_id": 2}),
+    ("target", "memory_resolve_write_target", {"project": "gold"}),
+    ("target-missing", "memory_resolve_write_target", {"project": "nowhere"}),
+    (
+        "batch",
+        "memory_write_pages_batch",
+        {"project": "gold", "pages": [{"path": "imported/a.md", "body": "# A\n\nImported."}]},
+    ),
+    (
+        "batch-refused",
+        "memory_write_pages_batch",
+        {"project": "gold", "pages": [{"path": "imported/a.md", "body": "x", "create_only": True}]},
+    ),
+    (
+        "batch-missing",
+        "memory_write_pages_batch",
+        {"project": "nowhere", "pages": [{"path": "a.md", "body": "x"}]},
+    ),
 ]
 
 # Captured before the script runs, for the observation tools.
