@@ -134,6 +134,15 @@ def test_a_session_is_a_random_cookie_stored_only_as_a_hash_for_seven_days(
     assert all(h.startswith("$argon2id$") for h in hashes if h)
     dump = (server.data_dir / "db" / "memory.sqlite").read_bytes()
     assert value.encode() not in dump and password.encode() not in dump
+
+    again = client.post(
+        "/web/login",
+        data={"name": "alice", "password": password, "csrf": csrf_of(client.get("/web/login"))},
+    )
+    assert again.status_code == 303 and client.cookies[COOKIE_NAME] != value
+    SECRETS.append(client.cookies[COOKIE_NAME])
+    old = httpx.get(server.url + "/web", cookies={COOKIE_NAME: value}, timeout=10)
+    assert old.status_code == 303  # signing in again ended the session it replaced
     client.close()
 
 

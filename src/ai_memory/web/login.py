@@ -109,7 +109,8 @@ def build_login_router(views: Views, token: str) -> APIRouter:
             await signin.audit_attempt(runtime, who, {"outcome": "failed", "address": address})
             return await page(request, runtime, next_, NO_MATCH, 401)
         limiter.succeeded(name)
-        session_id = await signin.open_session(runtime, user, address)
+        held = webauth.cookie_value(request.headers.get("cookie", ""))
+        session_id = await signin.open_session(runtime, user, address, replaces=held)
         response = signed_in(request, session_id, next_)
         response.delete_cookie(webauth.SIGNIN_COOKIE, path=webauth.LOGIN_PATH)
         return response

@@ -45,13 +45,21 @@ async def known_user(runtime: Runtime, name: str) -> Principal:
     return account.principal if account is not None else UNKNOWN
 
 
-async def open_session(runtime: Runtime, user: Principal, address: str) -> str:
-    """A new session for ``user``, audited; returns the cookie value (never stored)."""
+async def open_session(
+    runtime: Runtime, user: Principal, address: str, replaces: str | None = None
+) -> str:
+    """A new session for ``user``, audited; returns the cookie value (never stored).
+
+    The session the browser held before (``replaces``), if any, ends in the same step:
+    a sign-in never leaves the old cookie working beside the new one.
+    """
     session_id = web_sessions.new_id()
     assert user.user_id is not None
     user_id = user.user_id
 
     def command(conn: sqlite3.Connection) -> None:
+        if replaces is not None:
+            web_sessions.drop(conn, replaces)
         web_sessions.create(conn, user_id, session_id)
         write_audit(conn, "sign-in", {"outcome": "ok", "method": "password", "address": address})
 
