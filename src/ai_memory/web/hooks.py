@@ -262,7 +262,10 @@ async def finalize_session(
     if session_id is not None and not who.sees_every_owner():
         mine = await runtime.readers.aread(lambda c: owns_session(c, who, scope, session_id))
         if not mine:
-            raise Forbidden(f"user {who.name!r} may not end session {session_id}: not theirs")
+            raise Forbidden(
+                f"user {who.name!r} may not end session {session_id} in {scope}: "
+                "another user captured it"
+            )
     return await hooks.finalize(scope, agent=body.agent, session_id=session_id)
 
 
