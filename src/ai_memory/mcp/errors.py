@@ -3,7 +3,9 @@
 Invalid arguments are protocol errors (JSON-RPC -32602, the message names the
 argument) so a client can tell a malformed call from a failed one; every other
 domain error is a tool result with ``is_error`` and a stable ``code`` the agent
-can act on (``precondition_failed`` carries the current version).
+can act on (``precondition_failed`` carries the current version; ``forbidden``,
+a project or session the caller's user may not use, names the user and the
+project and nothing of its contents).
 """
 
 from __future__ import annotations
