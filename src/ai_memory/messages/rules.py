@@ -16,7 +16,6 @@ MAX_QUEUED = 1_000
 # The agent kinds the hooks know (``hooks.aliases.AGENTS``), spelled out for the schemas.
 AgentKind = Literal["claude-code", "codex", "gemini", "cursor", "opencode", "generic"]
 AGENT_KINDS: tuple[str, ...] = get_args(AgentKind)
-STATUSES = ("queued", "claimed", "cancelled")
 
 
 def known_agent(value: str | None) -> str | None:
