@@ -44,7 +44,9 @@ def build_login_router(views: Views, token: str) -> APIRouter:
         """The sign-in form: the token's while no user has a password, else name and password."""
         target = webauth.safe_next(next_)
         if not await signin.token_retired(runtime):
-            return views.html("login.html", status, mode="token", next=target, error=error)
+            return same_origin(
+                views.html("login.html", status, mode="token", next=target, error=error)
+            )
         held = webauth.cookie_value(request.headers.get("cookie", ""), webauth.SIGNIN_COOKIE)
         value = held or webauth.new_form_secret()
         response = views.html(
@@ -55,10 +57,9 @@ def build_login_router(views: Views, token: str) -> APIRouter:
             error=error,
             csrf=webauth.csrf_of_cookie(value),
         )
-        response.headers["referrer-policy"] = "same-origin"  # the POST then carries its Origin
         if held is None:
             set_cookie(request, response, webauth.SIGNIN_COOKIE, value, SIGNIN_COOKIE_MAX_AGE_S)
-        return response
+        return same_origin(response)
 
     async def with_token(
         request: Request, runtime: Runtime, given: str, next_: str | None
@@ -142,9 +143,7 @@ def build_login_router(views: Views, token: str) -> APIRouter:
         cookie = request.headers.get("cookie", "")
         if principal_in(request.scope).user_id is None:
             return signed_out()
-        response = views.html("logout.html", csrf=webauth.csrf_in(cookie))
-        response.headers["referrer-policy"] = "same-origin"
-        return response
+        return same_origin(views.html("logout.html", csrf=webauth.csrf_in(cookie)))
 
     @router.post("/logout")
     async def logout(request: Request, runtime: RuntimeDep) -> Response:
@@ -174,6 +173,12 @@ def signed_in(request: Request, cookie: str, next_: str | None) -> Response:
     set_cookie(request, response, webauth.COOKIE_NAME, cookie, webauth.COOKIE_MAX_AGE_S)
     response.headers["cache-control"] = "no-store"
     response.headers["referrer-policy"] = "no-referrer"
+    return response
+
+
+def same_origin(response: Response) -> Response:
+    """A page with a form: its POST must carry the page's Origin (``no-referrer`` sends "null")."""
+    response.headers["referrer-policy"] = "same-origin"
     return response
 
 

@@ -20,7 +20,7 @@ from ai_memory.core.principal import Principal, principal_in
 from ai_memory.runtime import Runtime
 from ai_memory.store import identity_admin, passwords
 from ai_memory.web import signin, webauth
-from ai_memory.web.login import STALE_FORM, client_address, signed_in
+from ai_memory.web.login import STALE_FORM, client_address, same_origin, signed_in
 from ai_memory.web.ui_common import READ, RuntimeDep
 from ai_memory.web.ui_pending import read_form
 from ai_memory.web.views import Views
@@ -42,9 +42,7 @@ def build_setup_router(views: Views) -> APIRouter:
         request: Request, status: int = 200, error: str | None = None, name: str = ""
     ) -> Response:
         csrf = webauth.csrf_in(request.headers.get("cookie", ""))
-        response = views.html("setup.html", status, csrf=csrf, error=error, name=name)
-        response.headers["referrer-policy"] = "same-origin"  # the POST then carries its Origin
-        return response
+        return same_origin(views.html("setup.html", status, csrf=csrf, error=error, name=name))
 
     @router.api_route("/setup", methods=READ)
     async def setup_page(request: Request, runtime: RuntimeDep) -> Response:
