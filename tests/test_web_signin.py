@@ -119,6 +119,10 @@ def test_a_session_is_a_random_cookie_stored_only_as_a_hash_for_seven_days(
     attributes = {part.strip().lower() for part in cookie.split(";")[1:]}
     assert {"httponly", "path=/web", "samesite=strict"} <= attributes
     assert "secure" not in attributes  # plain http on loopback; https adds it
+    behind_tls = httpx.get(  # a TLS proxy on this machine says the page came over https
+        server.url + "/web/login", headers={"X-Forwarded-Proto": "https"}, timeout=10
+    )
+    assert "secure" in behind_tls.headers["set-cookie"].lower().split("; ")
     value = client.cookies[COOKIE_NAME]
     SECRETS.append(value)
     assert client.get("/web").status_code == 200
