@@ -396,3 +396,18 @@ def test_the_audit_log_names_the_user_of_each_mcp_write(
     assert named == [("notes/a.md", "alice"), ("notes/b.md", "bob")]
     creator = rows(srv, "SELECT created_by FROM projects WHERE name = ?", project)
     assert creator == [(user_id(srv, "alice"),)]
+
+
+def test_a_session_start_recovers_only_the_callers_own_interrupted_session(
+    srv: ServerProcess, keys: dict[str, str]
+) -> None:
+    project = "own-recovery"
+    with as_user(srv, keys["alice"]) as alice:
+        prompt = {"prompt": "alice was halfway through the wombat migration"}
+        assert post(alice, project, "own-open-a", "UserPromptSubmit", prompt) == 202
+        start = {"workspace": WS, "project": project, "agent": "claude-code"}
+        mine = alice.get("/handoff", params={**start, "session_id": "own-open-a2"}).json()
+    with as_user(srv, keys["bob"]) as bob:
+        theirs = bob.get("/handoff", params={**start, "session_id": "own-open-b"}).json()
+    assert "wombat" in mine["context"]
+    assert "wombat" not in theirs["context"] and "own-open-a" not in theirs["context"]
