@@ -18,6 +18,7 @@ import pytest
 
 from ai_memory.hookclient import spool
 from ai_memory.hookclient.deliver import Tally, settle
+from ai_memory.hooks.ingest_access import SESSION_ROWS
 from tests.conftest import ServerProcess
 from tests.mcp_support import connect, data, db_path, failure, module_server
 from tests.team_support import as_user, grant, make_project, make_user, restrict
@@ -411,3 +412,40 @@ def test_a_session_start_recovers_only_the_callers_own_interrupted_session(
         theirs = bob.get("/handoff", params={**start, "session_id": "own-open-b"}).json()
     assert "wombat" in mine["context"]
     assert "wombat" not in theirs["context"] and "own-open-a" not in theirs["context"]
+
+
+def test_a_session_id_is_its_first_owners_in_every_project(
+    srv: ServerProcess, keys: dict[str, str]
+) -> None:
+    """Bob read alice's session id off the timeline: he cannot start it in another
+    project, so alice's own events there are still taken."""
+    with as_user(srv, keys["alice"]) as alice:
+        assert post(alice, "own-squat-a", "own-squat", "UserPromptSubmit", {"prompt": "p"}) == 202
+    make_project(srv, WS, "own-squat-b")
+    with as_user(srv, keys["bob"]) as bob:
+        squat = bob.post(
+            "/hook",
+            params={
+                "workspace": WS,
+                "project": "own-squat-b",
+                "agent": "claude-code",
+                "session_id": "own-squat",
+                "event": "UserPromptSubmit",
+            },
+            json={"prompt": "squat"},
+        )
+    assert squat.status_code == 403 and squat.json()["error"] == "forbidden"
+    assert "own-squat" in squat.json()["message"] and "own-squat-a" not in squat.json()["message"]
+    with as_user(srv, keys["alice"]) as alice:
+        moved = {"prompt": "alice moves to the second project"}
+        assert post(alice, "own-squat-b", "own-squat", "UserPromptSubmit", moved) == 202
+    owners = rows(
+        srv, "SELECT project, owner FROM sessions WHERE session_id = 'own-squat' ORDER BY project"
+    )
+    assert owners == [
+        ("own-squat-a", user_id(srv, "alice")),
+        ("own-squat-b", user_id(srv, "alice")),
+    ]
+    with sqlite3.connect(db_path(srv)) as conn:
+        plan = " ".join(r[-1] for r in conn.execute(f"EXPLAIN QUERY PLAN {SESSION_ROWS}", ("x",)))
+    assert "sessions_by_id" in plan

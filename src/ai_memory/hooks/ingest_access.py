@@ -21,6 +21,11 @@ if TYPE_CHECKING:
 SESSION_OWNER = """
 SELECT owner FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?
 """
+# Every project's row of one session id, the first stored first (index sessions_by_id):
+# a session id belongs to whoever stored it first, in whichever project.
+SESSION_ROWS = """
+SELECT workspace, project, owner FROM sessions WHERE session_id = ? ORDER BY started_at, id
+"""
 
 
 def refusals(
@@ -54,10 +59,16 @@ def _write_problem(conn: sqlite3.Connection, who: Principal, scope: Scope) -> st
 def _session_problem(
     conn: sqlite3.Connection, who: Principal, scope: Scope, session_id: str
 ) -> str | None:
-    row = conn.execute(SESSION_OWNER, (scope.workspace, scope.project, session_id)).fetchone()
-    if row is None or who.owns(row["owner"]):
-        return None
-    return f"session {session_id} in {scope} is another user's: {who.name!r} may not add to it"
+    """Refused when another user stored ``session_id`` first (in any project), or holds
+    its row in ``scope``: a session id read off a page cannot be taken into a second
+    project. The other project is not named (it may be one ``who`` may not read)."""
+    rows = conn.execute(SESSION_ROWS, (session_id,)).fetchall()
+    here = [r for r in rows if (r["workspace"], r["project"]) == (scope.workspace, scope.project)]
+    if here and not who.owns(here[0]["owner"]):
+        return f"session {session_id} in {scope} is another user's: {who.name!r} may not add to it"
+    if rows and not who.owns(rows[0]["owner"]):
+        return f"session {session_id} is another user's: {who.name!r} may not add to it"
+    return None
 
 
 def packet_access(
