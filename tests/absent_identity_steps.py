@@ -252,6 +252,16 @@ STEPS: list[tuple[str, str, dict[str, Any]]] = [
     ("status-default", "memory_status", {}),
     # Added with cross-project messages and batch writes (message ids are row ids too).
     (
+        "msg-no-origin",
+        "memory_message_send",
+        {"project": "msgs", "to_project": "gold", "subject": "s", "body": "b"},
+    ),
+    (
+        "msg-origin",
+        "memory_write_page",
+        {"project": "msgs", "path": "index.md", "body": "# msgs\n"},
+    ),
+    (
         "msg-send",
         "memory_message_send",
         {"project": "msgs", "to_project": "gold", "subject": "Heads-up", "body": "WAL moved."},

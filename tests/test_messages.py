@@ -12,7 +12,12 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from ai_memory.hooks.aliases import AGENTS
-from ai_memory.messages.rules import AGENT_KINDS, MAX_BODY_BYTES, MAX_QUEUED
+from ai_memory.messages.rules import (
+    AGENT_KINDS,
+    MAX_BODY_BYTES,
+    MAX_QUEUED,
+    MAX_QUEUED_PER_SENDER,
+)
 from tests.conftest import ServerProcess, clean_env, run_cli
 from tests.mcp_support import connect, data, db_path, failure, module_server
 from tests.team_support import as_user, grant, make_project, make_user, restrict
@@ -64,16 +69,34 @@ def audit(srv: ServerProcess, message_id: int) -> list[tuple[str, str]]:
     return [(a, u) for a, u, d in rows if json.loads(d)["message_id"] == message_id]
 
 
-def seed_queued(srv: ServerProcess, src: str, dst: str, count: int) -> None:
+def seed_queued(
+    srv: ServerProcess, src: str, dst: str, count: int, sender: str | None = None
+) -> None:
     """Queued messages written straight into the database: a thousand sends would take
-    the test's whole budget, and the cap only counts queued rows."""
-    row = ("default", src, "default", dst, "seed", "seed", "2026-01-01T00:00:00Z")
+    the test's whole budget, and the caps only count queued rows (``sender``: a user's)."""
     with sqlite3.connect(db_path(srv), timeout=30) as conn:
+        found = conn.execute("SELECT id FROM users WHERE name = ?", (sender,)).fetchone()
+        user = found[0] if found else None
+        row = ("default", src, "default", dst, user, "seed", "seed", "2026-01-01T00:00:00Z")
         conn.executemany(
             "INSERT INTO messages (from_workspace, from_project, to_workspace, to_project, "
-            "subject, body, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)",
+            "sender_user, subject, body, status, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?)",
             [row] * count,
         )
+
+
+def project_names(srv: ServerProcess) -> set[str]:
+    with sqlite3.connect(db_path(srv)) as conn:
+        return {name for (name,) in conn.execute("SELECT name FROM projects")}
+
+
+def capture(srv: ServerProcess, key: str, project: str, session_id: str) -> None:
+    """A session of ``key``'s user in ``project``, captured through the hook route."""
+    with as_user(srv, key) as http:
+        params = {"event": "UserPromptSubmit", "agent": "claude-code", "project": project}
+        response = http.post("/hook", params={**params, "session_id": session_id}, json={})
+        assert response.is_success, response.text
 
 
 def test_agent_kinds_are_the_hooks_agents() -> None:
@@ -195,23 +218,133 @@ def test_restricted_projects_on_both_ends(srv: ServerProcess, keys: dict[str, st
     assert refused["error"] == "forbidden" and "rs-secret" in refused["message"]
     listing = failure(call(srv, keys["alice"], "memory_message_list", project="rs-secret"))
     assert listing["error"] == "forbidden"
-    # From the restricted project to an open one: absent for a user who cannot read it.
-    data(send(srv, keys["carol"], "rs-secret", "rs-open", body="from the secret project"))
+    # From the restricted project to an open one: its sender named it, so the recipient's
+    # users see it (the name, and the body the sender wrote; nothing else of the project).
+    sent = data(send(srv, keys["carol"], "rs-secret", "rs-open", body="from the secret one"))
     inbox = data(call(srv, keys["alice"], "memory_message_list", project="rs-open"))["inbox"]
-    assert inbox == []
-    assert (
-        data(call(srv, keys["alice"], "memory_message_pop", project="rs-open"))["message"] is None
-    )
+    assert [(m["id"], m["from"]["project"]) for m in inbox] == [
+        (sent["message"]["id"], "rs-secret")
+    ]
+    got = data(call(srv, keys["alice"], "memory_message_pop", project="rs-open"))["message"]
+    assert got["from"]["project"] == "rs-secret" and got["body"] == "from the secret one"
     grant(srv, "default", "rs-secret", "alice", "read")
-    assert data(send(srv, keys["alice"], "rs-open", "rs-secret"))["message"]["status"] == "queued"
+    to_secret = data(send(srv, keys["alice"], "rs-open", "rs-secret"))["message"]
+    assert to_secret["status"] == "queued"
+    # ... and the sending project's users see where it went, grant or not.
+    outbox = data(call(srv, keys["bob"], "memory_message_list", project="rs-open", box="outbox"))
+    assert [m["to"]["project"] for m in outbox["outbox"]] == ["rs-secret"]
     readable = data(call(srv, keys["alice"], "memory_message_list", project="rs-secret"))
     assert len(readable["inbox"]) == 1
     read_only = failure(call(srv, keys["alice"], "memory_message_pop", project="rs-secret"))
     assert read_only["error"] == "forbidden"
     no_send = failure(send(srv, keys["alice"], "rs-secret", "rs-open"))
     assert no_send["error"] == "forbidden"
-    got = data(call(srv, keys["alice"], "memory_message_pop", project="rs-open"))["message"]
-    assert got["from"]["project"] == "rs-secret"
+    # Bob reads the sending end only: the message exists for him, but is not his to cancel.
+    cancel = failure(call(srv, keys["bob"], "memory_message_cancel", message_id=to_secret["id"]))
+    assert cancel["error"] == "forbidden"
+
+
+def test_a_read_grant_sends_from_no_project_it_cannot_write(
+    srv: ServerProcess, keys: dict[str, str]
+) -> None:
+    """A sender must write to an existing project: one that does not exist is refused by
+    name and never created, one read only is forbidden, so no one fills an inbox "from"
+    made-up projects."""
+    reader = make_user(srv, "sx-reader")
+    projects(srv, "sx-inbox")
+    make_project(srv, "default", "sx-locked", key=keys["carol"])
+    restrict(srv, "default", "sx-locked")
+    grant(srv, "default", "sx-locked", "sx-reader", "read")
+    grant(srv, "default", "sx-inbox", "sx-reader", "read")
+    with as_user(srv, reader) as http:
+        message = {"to_project": "sx-inbox", "subject": "s", "body": "b"}
+        ghost = http.post("/api/v1/messages", json={**message, "project": "sx-ghost"})
+        assert ghost.status_code == 404 and ghost.json()["argument"] == "project"
+        assert "default/sx-ghost" in ghost.json()["message"]
+        locked = http.post("/api/v1/messages", json={**message, "project": "sx-locked"})
+        assert locked.status_code == 403 and "sx-reader" in locked.json()["message"]
+    ghost_mcp = failure(send(srv, reader, "sx-ghost-2", "sx-inbox"))
+    assert ghost_mcp["error"] == "not_found" and "sx-ghost-2" in ghost_mcp["message"]
+    assert not {"sx-ghost", "sx-ghost-2"} & project_names(srv)
+    assert data(call(srv, keys["bob"], "memory_message_list", project="sx-inbox"))["inbox"] == []
+
+
+def test_one_sender_cannot_fill_an_inbox(srv: ServerProcess, keys: dict[str, str]) -> None:
+    projects(srv, "pc-a", "pc-b")
+    spammer = make_user(srv, "pc-spammer")
+    seed_queued(srv, "pc-a", "pc-b", MAX_QUEUED_PER_SENDER - 1, sender="pc-spammer")
+    fill = {"project": "pc-a", "to_project": "pc-b", "subject": "s", "body": "b"}
+    with as_user(srv, spammer) as http:
+        assert http.post("/api/v1/messages", json=fill).status_code == 201
+        full = http.post("/api/v1/messages", json=fill)
+        assert full.status_code == 429 and full.json()["error"] == "saturated"
+        assert f"{MAX_QUEUED_PER_SENDER} for one sender" in full.json()["message"]
+        elsewhere = http.post("/api/v1/messages", json={**fill, "to_project": "pc-a"})
+        assert elsewhere.status_code == 201  # the limit is per recipient inbox
+    # Other users, admins and the operator still get through; admins know no per-sender cap.
+    assert data(send(srv, keys["bob"], "pc-a", "pc-b"))["message"]["status"] == "queued"
+    seed_queued(srv, "pc-a", "pc-b", MAX_QUEUED_PER_SENDER, sender="ada")
+    assert data(send(srv, keys["ada"], "pc-a", "pc-b"))["message"]["status"] == "queued"
+    with srv.client() as root:
+        assert root.post("/api/v1/messages", json=fill).status_code == 201
+    # Popping one makes room for the next.
+    assert data(call(srv, keys["bob"], "memory_message_pop", project="pc-b"))["message"]
+    assert data(send(srv, spammer, "pc-a", "pc-b"))["message"]["status"] == "queued"
+
+
+def test_a_message_names_only_the_callers_own_session(
+    srv: ServerProcess, keys: dict[str, str]
+) -> None:
+    projects(srv, "ss-a", "ss-b")
+    capture(srv, keys["alice"], "ss-a", "ss-alice")
+    capture(srv, keys["alice"], "ss-b", "ss-alice-b")
+    message = {"project": "ss-a", "to_project": "ss-b", "subject": "s", "body": "b"}
+    with as_user(srv, keys["bob"]) as http:
+        theirs = http.post("/api/v1/messages", json={**message, "session_id": "ss-alice"})
+        assert theirs.status_code == 403 and theirs.json()["error"] == "forbidden"
+        assert "'bob'" in theirs.json()["message"] and "ss-alice" in theirs.json()["message"]
+        unknown = http.post("/api/v1/messages", json={**message, "session_id": "ss-none"})
+        assert unknown.status_code == 400 and unknown.json()["argument"] == "session_id"
+        pop = http.post(
+            "/api/v1/messages/pop", json={"project": "ss-b", "session_id": "ss-alice-b"}
+        )
+        assert pop.status_code == 403
+    with as_user(srv, keys["alice"]) as http:
+        other_project = http.post("/api/v1/messages", json={**message, "session_id": "ss-alice-b"})
+        assert other_project.status_code == 400 and "ss-a" in other_project.json()["message"]
+        mine = http.post("/api/v1/messages", json={**message, "session_id": "ss-alice"})
+        assert mine.status_code == 201 and mine.json()["message"]["sender_session"] == "ss-alice"
+
+    # Over MCP the session is the one the transport reports; another user's is dropped.
+    def reported(key: str) -> dict[str, Any]:
+        header = {"x-ai-memory-session": "ss-alice"}
+        return data(asyncio.run(_call(srv, key, "memory_message_send", message, **header)))
+
+    spoofed = reported(keys["bob"])["message"]
+    assert spoofed["sender"] == "bob" and spoofed["sender_session"] is None
+    assert reported(keys["alice"])["message"]["sender_session"] == "ss-alice"
+
+
+def test_format_characters_are_stripped_from_subject_and_body(
+    srv: ServerProcess, keys: dict[str, str]
+) -> None:
+    """Bidi overrides and isolates, direction marks, zero-width and tag characters go
+    before redaction (a zero-width space cannot hide a key); the joiners stay."""
+    projects(srv, "bd-a", "bd-b")
+    secret = "ghp_" + "a1B2c3D4e5" * 3 + "x1y2z3"
+    hidden_key = secret[:10] + "\u200b" + secret[10:]
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # the joiner is spelling
+    family = "\U0001f468\u200d\U0001f469"
+    body = (
+        "pay \u202etxt.exe \u2066iso\u2069 \u200emark\u200f \ufeffbom "
+        f"tag\U000e0041 {hidden_key} {family} {persian}"
+    )
+    subject = "Po\u202elicy\u200b"
+    sent = data(send(srv, keys["alice"], "bd-a", "bd-b", body=body, subject=subject))
+    assert sent["message"]["subject"] == "Policy"
+    got = data(call(srv, keys["bob"], "memory_message_pop", project="bd-b"))["message"]["body"]
+    assert got == f"pay txt.exe iso mark bom tag [REDACTED] {family} {persian}"
+    assert secret not in got
 
 
 def test_cli_send_list_pop_cancel(srv: ServerProcess, keys: dict[str, str]) -> None:

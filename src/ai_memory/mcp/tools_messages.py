@@ -31,7 +31,8 @@ def register(server: MCPServer[Any], deps: ToolDeps) -> None:
         name="memory_message_send",
         title="Send a message to another project",
         description="Leave a message in another project's inbox (it must exist and you must "
-        "be able to read it), optionally for one agent kind only. The next agent there "
+        "be able to read it; this project must exist and you must be able to write it), "
+        "optionally for one agent kind only. The next agent there "
         "claims it with memory_message_pop. Bodies are capped at 16 KiB and redacted.",
         annotations=change(destructive=False, idempotent=False),
         structured_output=False,
@@ -95,6 +96,7 @@ def _send_tool(deps: ToolDeps) -> Any:
                 to_agent=to_agent,
                 session=who.session_id,
                 agent=known_agent(who.agent),
+                reported=True,
             )
             return {"message": sent, "scope": resolved.to_dict()}
 
@@ -155,6 +157,7 @@ def _pop_tool(deps: ToolDeps) -> Any:
                     resolved.scope,
                     agent=agent or known_agent(who.agent),
                     session=who.session_id,
+                    reported=True,
                 )
             return {"message": claimed, "note": NOTE, "scope": resolved.to_dict()}
 

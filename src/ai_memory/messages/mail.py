@@ -1,8 +1,9 @@
 """Send, list, pop and cancel: the checks every surface (MCP, HTTP, CLI) goes through.
 
 Each operation authorises the caller on both ends through ``project_access.authorize``
-before a row is read or staged; anything that lists messages leaves out those whose
-other end is a project the caller may not read, as if they did not exist.
+before a row is read or staged. A message belongs to the boxes of both its ends: whoever
+may read one of them sees it there with the other end named, since its sender (who could
+read both) chose to name it.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from typing import Any
 import anyio.to_thread
 
 from ai_memory.core.clock import now_iso
-from ai_memory.core.errors import Conflict, Forbidden, NotFound
+from ai_memory.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from ai_memory.core.identity import Scope
 from ai_memory.core.principal import Access, Principal
-from ai_memory.messages.rules import MAX_QUEUED, check_agent, clean_draft
+from ai_memory.messages.rules import MAX_QUEUED, MAX_QUEUED_PER_SENDER, check_agent, clean_draft
 from ai_memory.messages.view import shown
 from ai_memory.runtime import Runtime
 from ai_memory.store import messages as sql
@@ -36,22 +37,29 @@ async def send(
     to_agent: str | None = None,
     session: str | None = None,
     agent: str | None = None,
+    reported: bool = False,
 ) -> dict[str, Any]:
     """Queue a message from ``sender`` (written by the caller) to ``recipient`` (read by them).
 
-    The checks run in the writer command that queues it, so access, the recipient's
-    existence and its inbox depth are those the insert sees."""
+    Both projects must exist. The checks run in the writer command that queues it, so
+    access, existence, the session and the inbox depth are those the insert sees.
+    ``reported``: the session came from the transport, not the caller (see
+    :func:`_own_session`)."""
     draft = await anyio.to_thread.run_sync(
         clean_draft, sender, recipient, to_agent, subject, body, runtime.sanitizer
     )
-    party = Party(principal.owner, session, agent)
+    per_sender = None if principal.admin else MAX_QUEUED_PER_SENDER
 
     def command(conn: sqlite3.Connection) -> dict[str, Any]:
         authorize(conn, principal, sender, Access.WRITE)
+        _must_exist(conn, sender, "from", "project")
         authorize(conn, principal, recipient, Access.READ)
-        if not pages.project_exists(conn, recipient):
-            raise NotFound(f"no project {recipient} to send a message to", argument="to_project")
-        return sql.send(conn, draft, party, now=now_iso(), max_queued=MAX_QUEUED)
+        _must_exist(conn, recipient, "to", "to_project")
+        own = _own_session(conn, principal, sender, session, reported=reported, verb="send")
+        party = Party(principal.owner, own, agent)
+        return sql.send(
+            conn, draft, party, now=now_iso(), max_queued=MAX_QUEUED, max_theirs=per_sender
+        )
 
     row = await runtime.writer.run(command, timeout=runtime.config.store.write_timeout_s)
     return shown(row, body=True)
@@ -70,8 +78,7 @@ async def listing(
 
     def query(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         authorize(conn, principal, scope, Access.READ)
-        hidden = hidden_projects(conn, principal)
-        return sql.listing(conn, scope, outbox=outbox, status=status, limit=limit, hidden=hidden)
+        return sql.listing(conn, scope, outbox=outbox, status=status, limit=limit)
 
     rows = await runtime.readers.aread(query)
     return [shown(row, body=False) for row in rows]
@@ -84,6 +91,7 @@ async def pop(
     *,
     agent: str | None = None,
     session: str | None = None,
+    reported: bool = False,
 ) -> dict[str, Any] | None:
     """Claim the oldest queued message of ``scope`` for this agent kind; None if there is none.
 
@@ -91,12 +99,11 @@ async def pop(
     of concurrent pops exactly one gets a given message.
     """
     check_agent(agent, "agent")
-    party = Party(principal.owner, session, agent)
 
     def command(conn: sqlite3.Connection) -> dict[str, Any] | None:
         authorize(conn, principal, scope, Access.WRITE)
-        hidden = hidden_projects(conn, principal)
-        return sql.claim_next(conn, scope, party, now=now_iso(), hidden=hidden)
+        own = _own_session(conn, principal, scope, session, reported=reported, verb="pop")
+        return sql.claim_next(conn, scope, Party(principal.owner, own, agent), now=now_iso())
 
     row = await runtime.writer.run(command, timeout=runtime.config.store.write_timeout_s)
     return shown(row, body=True) if row is not None else None
@@ -123,9 +130,49 @@ async def cancel(runtime: Runtime, principal: Principal, message_id: int) -> dic
 
 
 def _visible(conn: sqlite3.Connection, principal: Principal, row: dict[str, Any]) -> bool:
-    """A message whose ends include a project the caller may not read does not exist for them."""
+    """A message is in the boxes of both its ends: whoever may read either one sees it."""
     if principal.admin or principal.owns(row["sender_user"]):
         return True
     hidden = hidden_projects(conn, principal)
-    ends = (sql.other_end(row, outbox=True), sql.other_end(row, outbox=False))
-    return not any(end in hidden for end in ends)
+    sender = Scope(row["from_workspace"], row["from_project"])
+    return sender not in hidden or Scope(row["to_workspace"], row["to_project"]) not in hidden
+
+
+def _must_exist(conn: sqlite3.Connection, scope: Scope, end: str, argument: str) -> None:
+    """A message joins two projects that exist: sending never creates one."""
+    if not pages.project_exists(conn, scope):
+        raise NotFound(f"no project {scope} to send a message {end}", argument=argument)
+
+
+def _own_session(
+    conn: sqlite3.Connection,
+    principal: Principal,
+    scope: Scope,
+    session: str | None,
+    *,
+    reported: bool,
+    verb: str,
+) -> str | None:
+    """The session a message records: one the caller captured in ``scope`` (admins: any
+    session there), so no one can sign a message with another user's session.
+
+    A session the caller named that is not theirs there is refused; one the transport
+    reported (a header, the launch directory) is only dropped, since the call may name
+    another project than the session's."""
+    if session is None:
+        return None
+    captured, owner = sql.session_owner(conn, scope, session)
+    if captured and (principal.sees_every_owner() or principal.owns(owner)):
+        return session
+    if reported:
+        return None
+    if not captured:
+        raise InvalidInput(
+            f"no session {session} in project {scope}: session_id must be one of your own "
+            "sessions there",
+            argument="session_id",
+        )
+    raise Forbidden(
+        f"user {principal.name!r} may not {verb} as session {session} in {scope}: another "
+        "user captured it"
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Literal, get_args
 
 from ai_memory.core.errors import InvalidInput, TooLarge
@@ -13,6 +14,12 @@ MAX_BODY_BYTES = 16 * 1024
 MAX_SUBJECT_CHARS = 200
 # Queued (not yet popped or cancelled) messages one project's inbox may hold.
 MAX_QUEUED = 1_000
+# Of those, how many one user (not an admin) may have sent: one user cannot fill an inbox.
+MAX_QUEUED_PER_SENDER = 100
+# Format characters (Unicode category Cf) kept: the joiners shape Persian, Indic and emoji
+# text and neither reorder nor hide any. Every other one (bidi overrides and isolates,
+# marks, zero-width spaces, tag characters) is stripped.
+KEPT_FORMAT = frozenset("\u200c\u200d")
 # The agent kinds the hooks know (``hooks.aliases.AGENTS``), spelled out for the schemas.
 AgentKind = Literal["claude-code", "codex", "gemini", "cursor", "opencode", "generic"]
 AGENT_KINDS: tuple[str, ...] = get_args(AgentKind)
@@ -40,7 +47,8 @@ def clean_draft(
     sanitizer: Sanitizer,
 ) -> Draft:
     """Refuse what is over a limit (nothing is cut silently), then sanitize like a capture:
-    escapes and controls stripped, secrets redacted. CPU-bound: run it off the event loop."""
+    format characters, escapes and controls stripped, secrets redacted. CPU-bound: run it
+    off the event loop."""
     if len(subject) > MAX_SUBJECT_CHARS:
         raise InvalidInput(
             f"the subject is {len(subject)} characters; the limit is {MAX_SUBJECT_CHARS}",
@@ -54,8 +62,20 @@ def clean_draft(
             limit=MAX_BODY_BYTES,
         )
     check_agent(to_agent, "to_agent")
-    clean_body = sanitizer.clean(body, MAX_BODY_BYTES).strip()
+    clean_body = sanitizer.clean(strip_format(body), MAX_BODY_BYTES).strip()
     if not clean_body:
         raise InvalidInput("the message body is empty", argument="body")
-    clean_subject = " ".join(sanitizer.clean(subject, MAX_SUBJECT_CHARS * 4).split())
+    clean_subject = " ".join(sanitizer.clean(strip_format(subject), MAX_SUBJECT_CHARS * 4).split())
     return Draft(sender, recipient, to_agent, clean_subject, clean_body)
+
+
+def strip_format(text: str) -> str:
+    """``text`` without invisible format characters, before redaction sees it.
+
+    A right-to-left override makes ``pay\u202eexe.txt`` read as ``paytxt.exe``, and a
+    zero-width space inside a key hides it from the redactor, so both go first."""
+    if text.isascii():
+        return text
+    return "".join(
+        char for char in text if char in KEPT_FORMAT or unicodedata.category(char) != "Cf"
+    )

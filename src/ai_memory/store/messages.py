@@ -9,7 +9,6 @@ message stays as the record of what was sent.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +24,8 @@ INSERT INTO messages (from_workspace, from_project, to_workspace, to_project, to
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)
 """
 QUEUED_COUNT = """
-SELECT COUNT(*) FROM messages WHERE to_workspace = ? AND to_project = ? AND status = 'queued'
+SELECT COUNT(*) AS queued, COALESCE(SUM(sender_user IS ?), 0) AS theirs FROM messages
+WHERE to_workspace = ? AND to_project = ? AND status = 'queued'
 """
 # Both ends' user names come with the row, so no caller renders an id.
 SELECT = """
@@ -37,18 +37,21 @@ LEFT JOIN users c ON c.id = m.claimed_by_user
 BY_ID = SELECT + "WHERE m.id = ?"
 INBOX = (
     SELECT + "WHERE m.to_workspace = ? AND m.to_project = ? AND (? IS NULL OR m.status = ?) "
-    "ORDER BY m.id DESC"
+    "ORDER BY m.id DESC LIMIT ?"
 )
 OUTBOX = (
     SELECT + "WHERE m.from_workspace = ? AND m.from_project = ? AND (? IS NULL OR m.status = ?) "
-    "ORDER BY m.id DESC"
+    "ORDER BY m.id DESC LIMIT ?"
 )
 # Oldest first; a message addressed to an agent kind only reaches that kind.
 CANDIDATES = """
 SELECT id, from_workspace, from_project FROM messages
 WHERE to_workspace = ? AND to_project = ? AND status = 'queued'
   AND (to_agent IS NULL OR to_agent = ?)
-ORDER BY id
+ORDER BY id LIMIT 1
+"""
+SESSION_OWNER = """
+SELECT owner FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?
 """
 CLAIM = """
 UPDATE messages SET status = 'claimed', claimed_at = ?, claimed_by_user = ?,
@@ -81,16 +84,30 @@ class Draft:
 
 
 def send(
-    conn: sqlite3.Connection, draft: Draft, party: Party, *, now: str, max_queued: int
+    conn: sqlite3.Connection,
+    draft: Draft,
+    party: Party,
+    *,
+    now: str,
+    max_queued: int,
+    max_theirs: int | None,
 ) -> dict[str, Any]:
-    """Queue ``draft`` unless the recipient's inbox already holds ``max_queued`` messages."""
+    """Queue ``draft`` unless the recipient's inbox already holds ``max_queued`` messages,
+    or ``max_theirs`` from this sender (None: no limit per sender, for admins)."""
     to = draft.recipient
-    queued = int(conn.execute(QUEUED_COUNT, (to.workspace, to.project)).fetchone()[0])
+    counts = conn.execute(QUEUED_COUNT, (party.user, to.workspace, to.project)).fetchone()
+    queued, theirs = int(counts["queued"]), int(counts["theirs"])
     if queued >= max_queued:
         raise Saturated(
             f"the inbox of project {to} holds {queued} queued messages, the limit of "
             f"{max_queued}; retry once some are popped or cancelled",
             limit=max_queued,
+        )
+    if max_theirs is not None and theirs >= max_theirs:
+        raise Saturated(
+            f"you have {theirs} queued messages in the inbox of project {to}, the limit of "
+            f"{max_theirs} for one sender; retry once some are popped or cancelled",
+            limit=max_theirs,
         )
     row = (
         draft.sender.workspace,
@@ -116,45 +133,36 @@ def get(conn: sqlite3.Connection, message_id: int) -> dict[str, Any] | None:
 
 
 def listing(
-    conn: sqlite3.Connection,
-    scope: Scope,
-    *,
-    outbox: bool,
-    status: str | None,
-    limit: int,
-    hidden: Collection[Scope],
+    conn: sqlite3.Connection, scope: Scope, *, outbox: bool, status: str | None, limit: int
 ) -> list[dict[str, Any]]:
-    """The newest messages to (or from) ``scope``; those whose other end is hidden are absent."""
+    """The newest messages to (or from) ``scope``, whichever project is at the other end:
+    its sender named both ends when it sent the message."""
     sql = OUTBOX if outbox else INBOX
-    found: list[dict[str, Any]] = []
-    for row in conn.execute(sql, (scope.workspace, scope.project, status, status)):
-        other = other_end(row, outbox=outbox)
-        if other in hidden:
-            continue
-        found.append(dict(row))
-        if len(found) >= limit:
-            break
-    return found
+    args = (scope.workspace, scope.project, status, status, limit)
+    return [dict(row) for row in conn.execute(sql, args)]
 
 
 def claim_next(
-    conn: sqlite3.Connection,
-    scope: Scope,
-    party: Party,
-    *,
-    now: str,
-    hidden: Collection[Scope],
+    conn: sqlite3.Connection, scope: Scope, party: Party, *, now: str
 ) -> dict[str, Any] | None:
     """Claim the oldest queued message ``party`` may take; None when there is none."""
-    for row in conn.execute(CANDIDATES, (scope.workspace, scope.project, party.agent)).fetchall():
-        if Scope(row["from_workspace"], row["from_project"]) in hidden:
-            continue
-        args = (now, party.user, party.session, party.agent, row["id"])
-        if conn.execute(CLAIM, args).rowcount == 1:
-            sender = Scope(row["from_workspace"], row["from_project"])
-            _audit(conn, now, "message-pop", int(row["id"]), sender, scope)
-            return get(conn, int(row["id"]))
-    return None
+    row = conn.execute(CANDIDATES, (scope.workspace, scope.project, party.agent)).fetchone()
+    if row is None:
+        return None
+    args = (now, party.user, party.session, party.agent, row["id"])
+    if conn.execute(CLAIM, args).rowcount != 1:  # never claimed twice
+        return None
+    sender = Scope(row["from_workspace"], row["from_project"])
+    _audit(conn, now, "message-pop", int(row["id"]), sender, scope)
+    return get(conn, int(row["id"]))
+
+
+def session_owner(
+    conn: sqlite3.Connection, scope: Scope, session_id: str
+) -> tuple[bool, int | None]:
+    """Whether ``session_id`` was captured in ``scope``, and whose it is (None: the operator)."""
+    row = conn.execute(SESSION_OWNER, (scope.workspace, scope.project, session_id)).fetchone()
+    return (False, None) if row is None else (True, row["owner"])
 
 
 def cancel(conn: sqlite3.Connection, message_id: int, *, now: str) -> bool:
@@ -166,13 +174,6 @@ def cancel(conn: sqlite3.Connection, message_id: int, *, now: str) -> bool:
     recipient = Scope(found["to_workspace"], found["to_project"])
     _audit(conn, now, "message-cancel", message_id, sender, recipient)
     return True
-
-
-def other_end(row: Any, *, outbox: bool) -> Scope:
-    """The project at the far end of a message row, seen from its inbox or outbox."""
-    if outbox:
-        return Scope(row["to_workspace"], row["to_project"])
-    return Scope(row["from_workspace"], row["from_project"])
 
 
 def _audit(
