@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import sys
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +19,7 @@ from ai_memory.messages.rules import (
     MAX_BODY_BYTES,
     MAX_QUEUED,
     MAX_QUEUED_PER_SENDER,
+    strip_format,
 )
 from tests.conftest import ServerProcess, clean_env, run_cli
 from tests.mcp_support import connect, data, db_path, failure, module_server
@@ -101,6 +104,15 @@ def capture(srv: ServerProcess, key: str, project: str, session_id: str) -> None
 
 def test_agent_kinds_are_the_hooks_agents() -> None:
     assert AGENT_KINDS == AGENTS
+
+
+def test_every_format_character_but_the_joiners_is_stripped() -> None:
+    """Whatever Unicode this Python knows: each Cf character goes, and a lone surrogate
+    (which RE2 cannot read) does not stop it."""
+    formats = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+    text = "a" + "".join(formats) + "\ud800b"
+    assert strip_format(text) == "a\u200c\u200db"
+    assert strip_format("plain ascii\n") == "plain ascii\n"
 
 
 def test_send_list_pop_and_audit(srv: ServerProcess, keys: dict[str, str]) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from typing import Literal, get_args
+
+import re2
 
 from ai_memory.core.errors import InvalidInput, TooLarge
 from ai_memory.core.identity import Scope
@@ -16,10 +18,11 @@ MAX_SUBJECT_CHARS = 200
 MAX_QUEUED = 1_000
 # Of those, how many one user (not an admin) may have sent: one user cannot fill an inbox.
 MAX_QUEUED_PER_SENDER = 100
-# Format characters (Unicode category Cf) kept: the joiners shape Persian, Indic and emoji
-# text and neither reorder nor hide any. Every other one (bidi overrides and isolates,
-# marks, zero-width spaces, tag characters) is stripped.
-KEPT_FORMAT = frozenset("\u200c\u200d")
+# Format characters (Unicode category Cf) are stripped: bidi overrides and isolates, marks,
+# zero-width spaces, tag characters. Not the joiners (U+200C, U+200D): they spell Persian,
+# Indic and emoji text and neither reorder nor hide any.
+_FORMAT = re2.compile(r"[^\P{Cf}\x{200c}\x{200d}]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # The agent kinds the hooks know (``hooks.aliases.AGENTS``), spelled out for the schemas.
 AgentKind = Literal["claude-code", "codex", "gemini", "cursor", "opencode", "generic"]
 AGENT_KINDS: tuple[str, ...] = get_args(AgentKind)
@@ -73,9 +76,9 @@ def strip_format(text: str) -> str:
     """``text`` without invisible format characters, before redaction sees it.
 
     A right-to-left override makes ``pay\u202eexe.txt`` read as ``paytxt.exe``, and a
-    zero-width space inside a key hides it from the redactor, so both go first."""
+    zero-width space inside a key hides it from the redactor, so both go first. RE2
+    knows the Cf characters (a Python loop over ``unicodedata`` is ten times slower);
+    it reads UTF-8, so lone surrogates, which the sanitizer strips anyway, go first."""
     if text.isascii():
         return text
-    return "".join(
-        char for char in text if char in KEPT_FORMAT or unicodedata.category(char) != "Cf"
-    )
+    return str(_FORMAT.sub("", _SURROGATE.sub("", text)))
