@@ -8,6 +8,7 @@ takes no events from another; a project a key may not write takes none at all.
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,11 +21,16 @@ from ai_memory.hookclient import spool
 from ai_memory.hookclient.deliver import Tally, settle
 from ai_memory.hooks.ingest_access import SESSION_ROWS
 from tests.conftest import ServerProcess
+from tests.fake_llm import FakeLlm
+from tests.fake_llm import error as llm_error
+from tests.llm_server import llm_server
 from tests.mcp_support import connect, data, db_path, failure, module_server
 from tests.team_support import as_user, grant, make_project, make_user, restrict
 
 WS = "default"
 OWN = "own-shared"
+# A server with a provider whose learning loop does not tick on its own.
+QUIET_LEARNING = {"AI_MEMORY_LEARNING__INTERVAL_H": "0"}
 
 
 @pytest.fixture(scope="module")
@@ -449,3 +455,39 @@ def test_a_session_id_is_its_first_owners_in_every_project(
     with sqlite3.connect(db_path(srv)) as conn:
         plan = " ".join(r[-1] for r in conn.execute(f"EXPLAIN QUERY PLAN {SESSION_ROWS}", ("x",)))
     assert "sessions_by_id" in plan
+
+
+def test_consolidation_and_review_pick_only_the_callers_own_sessions(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Without session_id, memory_consolidate and memory_auto_improve take the caller's
+    latest completed session: never another user's (admins and the operator: anyone's)."""
+    project = "own-llm"
+    with FakeLlm() as fake, llm_server(tmp_path_factory, fake, **QUIET_LEARNING) as server:
+        alice, bob = make_user(server, "alice"), make_user(server, "bob")
+        with as_user(server, alice) as client:
+            prompt = {"prompt": "alice tunes the narwhal index"}
+            assert post(client, project, "own-llm-a", "UserPromptSubmit", prompt) == 202
+            assert post(client, project, "own-llm-a", "SessionEnd", {"reason": "exit"}) == 202
+        with server.client() as root:
+            assert (
+                root.post("/api/v1/sessions/flush", params={"timeout": 60}).json()["pending"] == 0
+            )
+        for tool in ("memory_consolidate", "memory_auto_improve"):
+            mine = failure(call(server, bob, tool, project=project, dry_run=True))
+            assert mine["error"] == "not_found", mine
+            theirs = failure(
+                call(server, bob, tool, project=project, session_id="own-llm-a", dry_run=True)
+            )
+            assert theirs["error"] == "forbidden" and "bob" in theirs["message"]
+        with as_user(server, bob) as client:
+            where = {"workspace": WS, "project": project, "dry_run": True}
+            assert client.post("/api/v1/consolidate", json=where).status_code == 404
+            assert client.post("/api/v1/auto-improve", json=where).status_code == 404
+            named = {**where, "session_id": "own-llm-a"}
+            assert client.post("/api/v1/consolidate", json=named).status_code == 403
+            assert client.post("/api/v1/auto-improve", json=named).status_code == 403
+        assert fake.bodies() == []  # nothing of alice's session went to the provider
+        fake.push(llm_error(400))
+        call(server, alice, "memory_consolidate", project=project, dry_run=True)
+        assert "narwhal" in json.dumps(fake.bodies())  # her own: picked and sent

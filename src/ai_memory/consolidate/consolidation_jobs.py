@@ -23,6 +23,8 @@ from ai_memory.consolidate.consolidation_reads import latest_ended_session, read
 from ai_memory.core.clock import now_iso, utc_now
 from ai_memory.core.errors import InvalidInput, NotFound
 from ai_memory.core.identity import Scope
+from ai_memory.core.principal import Principal
+from ai_memory.hooks.observations import owner_args, require_own_session
 from ai_memory.runtime import Runtime
 from ai_memory.store import llm_jobs
 
@@ -103,8 +105,10 @@ async def consolidate_now(
     *,
     multi_page: bool,
     dry_run: bool,
+    who: Principal | None = None,
 ) -> dict[str, Any]:
-    """Consolidate one session now (the latest completed one without ``session_id``).
+    """Consolidate one session now (without ``session_id``: the latest completed one
+    ``who`` owns; any owner's for the operator and admins).
 
     The same session at the same observation count is done once: a repeat answers
     the stored result. ``dry_run`` asks the provider and writes nothing, no job either.
@@ -112,7 +116,10 @@ async def consolidate_now(
     chat = require_chat(runtime)
     sid = session_id
     if sid is None:
-        sid = await runtime.readers.aread(lambda conn: latest_ended_session(conn, scope))
+        owner = owner_args(who)
+        sid = await runtime.readers.aread(lambda conn: latest_ended_session(conn, scope, owner))
+    else:
+        await runtime.readers.aread(lambda conn: require_own_session(conn, who, scope, sid))
     limit = settings.prompt_chars
     state, _ = await runtime.readers.aread(lambda conn: read_session(conn, scope, sid, limit))
     request = Request(scope, sid, multi_page=multi_page, dry_run=dry_run)

@@ -23,6 +23,7 @@ from ai_memory.store import llm_jobs, pages
 LATEST_ENDED = """
 SELECT session_id FROM sessions
 WHERE workspace = ? AND project = ? AND ended_at IS NOT NULL AND page_id IS NOT NULL
+    AND (? OR owner IS ?)
 ORDER BY ended_at DESC, session_id DESC LIMIT 1
 """
 DURABLE = """
@@ -63,10 +64,16 @@ class SessionState:
     durable: dict[str, Existing] = field(default_factory=dict)
 
 
-def latest_ended_session(conn: sqlite3.Connection, scope: Scope) -> str:
-    row = conn.execute(LATEST_ENDED, (scope.workspace, scope.project)).fetchone()
+def latest_ended_session(
+    conn: sqlite3.Connection, scope: Scope, owner: tuple[bool, int | None] = (True, None)
+) -> str:
+    """The newest completed session; ``owner`` is (every owner's?, whose) — a user's
+    request picks among their own sessions only."""
+    args = (scope.workspace, scope.project, *owner)
+    row = conn.execute(LATEST_ENDED, args).fetchone()
     if row is None:
-        raise NotFound(f"project {scope.project} has no completed session to consolidate")
+        mine = "" if owner[0] else " of yours"
+        raise NotFound(f"project {scope.project} has no completed session{mine} to consolidate")
     return str(row[0])
 
 

@@ -22,6 +22,8 @@ from ai_memory.consolidate.pending import approve
 from ai_memory.consolidate.review import ReviewReport, require_chat, review_session
 from ai_memory.core.errors import AiMemoryError, LlmUnavailable, NotFound
 from ai_memory.core.identity import Scope
+from ai_memory.core.principal import Principal
+from ai_memory.hooks.observations import owner_args, require_own_session
 from ai_memory.store import pending_writes as store
 from ai_memory.wiki.wiki import Wiki
 
@@ -64,14 +66,20 @@ async def improve_now(
     scope: Scope,
     session_id: str | None,
     dry_run: bool,
+    who: Principal | None = None,
 ) -> ReviewReport:
-    """On request (HTTP, MCP): one session, by default the project's latest completed one;
-    the watermark is the tick's and stays where it is."""
+    """On request (HTTP, MCP): one session, by default the latest completed one ``who``
+    owns (any owner's for the operator and admins); the watermark is the tick's and
+    stays where it is."""
     provider = require_chat(chat)
     if session_id is None:
-        session_id = await wiki.readers.aread(partial(store.latest_session, scope=scope))
+        latest = partial(store.latest_session, scope=scope, owner=owner_args(who))
+        session_id = await wiki.readers.aread(latest)
         if session_id is None:
             raise NotFound(f"no completed session in {scope} to review")
+    else:
+        mine = partial(require_own_session, who=who, scope=scope, session_id=session_id)
+        await wiki.readers.aread(mine)
     return await improve(wiki, provider, settings, scope, session_id, dry_run=dry_run)
 
 

@@ -133,6 +133,21 @@ async def recent_sessions(
     return await readers.aread(lambda conn: [dict(r) for r in conn.execute(RECENT_SESSIONS, args)])
 
 
+def require_own_session(
+    conn: sqlite3.Connection, who: Principal | None, scope: Scope, session_id: str
+) -> None:
+    """403 unless ``who`` may hand on ``session_id``'s raw observations (to a page or a
+    provider): their own session; admins and the operator: any."""
+    every, owner = owner_args(who)
+    row = conn.execute(SESSION, (every, owner, scope.workspace, scope.project, session_id))
+    found = row.fetchone()
+    if found is not None and not found["readable"] and who is not None:
+        raise Forbidden(
+            f"user {who.name!r} may not use session {session_id} in {scope}: "
+            "another user captured it"
+        )
+
+
 def owner_args(who: Principal | None) -> tuple[bool, int | None]:
     """The :data:`OWNED` parameters: every session for the operator and admins."""
     if who is None or who.sees_every_owner():

@@ -15,7 +15,7 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from ai_memory.mcp.args import Project, Workspace
-from ai_memory.mcp.deps import Ctx, ToolDeps, answer
+from ai_memory.mcp.deps import Ctx, ToolDeps, answer, principal
 
 # It writes pages (new versions; nothing is removed) and, unlike every other tool, it
 # sends the session to the configured provider, which may be a hosted service.
@@ -78,6 +78,7 @@ def _consolidate_tool(deps: ToolDeps) -> Any:
                 session_id,
                 multi_page=settings.multi_page if multi_page is None else multi_page,
                 dry_run=dry_run,
+                who=principal(ctx),
             )
             return {**result, "scope": resolved.to_dict()}
 

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from ai_memory.consolidate.learning_schedule import improve_now
 from ai_memory.mcp.args import Project, Workspace
-from ai_memory.mcp.deps import Ctx, ToolDeps, answer
+from ai_memory.mcp.deps import Ctx, ToolDeps, answer, principal
 
 # It writes only proposals (a person approves them), and it sends a session to the provider.
 ANNOTATIONS = ToolAnnotations(
@@ -59,6 +59,7 @@ def _improve_tool(deps: ToolDeps) -> Any:
                 resolved.scope,
                 session_id,
                 dry_run,
+                principal(ctx),
             )
             return {**report.to_dict(), "scope": resolved.to_dict()}
 

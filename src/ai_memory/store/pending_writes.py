@@ -68,7 +68,7 @@ ORDER BY ended_at, session_id LIMIT 1
 """
 LATEST_SESSION = """
 SELECT session_id, ended_at FROM sessions
-WHERE workspace = ? AND project = ? AND ended_at IS NOT NULL
+WHERE workspace = ? AND project = ? AND ended_at IS NOT NULL AND (? OR owner IS ?)
 ORDER BY ended_at DESC, session_id DESC LIMIT 1
 """
 SESSION = """
@@ -197,8 +197,11 @@ def next_session(conn: sqlite3.Connection, scope: Scope) -> tuple[str, str] | No
     return (str(row[0]), str(row[1])) if row is not None else None
 
 
-def latest_session(conn: sqlite3.Connection, scope: Scope) -> str | None:
-    row = conn.execute(LATEST_SESSION, (scope.workspace, scope.project)).fetchone()
+def latest_session(
+    conn: sqlite3.Connection, scope: Scope, owner: tuple[bool, int | None] = (True, None)
+) -> str | None:
+    """The newest completed session; ``owner`` is (every owner's?, whose)."""
+    row = conn.execute(LATEST_SESSION, (scope.workspace, scope.project, *owner)).fetchone()
     return str(row[0]) if row is not None else None
 
 

@@ -57,6 +57,7 @@ async def consolidate_session(
         body.session_id,
         multi_page=multi_page,
         dry_run=body.dry_run,
+        who=access.principal(request),
     )
 
 

@@ -125,6 +125,12 @@ async def auto_improve(request: Request, runtime: RuntimeDep, body: ImproveBody)
     scope = Scope.of(body.workspace, body.project)
     await access.require_write(request, scope)
     report = await improve_now(
-        runtime.wiki, runtime.llm, runtime.config.learning, scope, body.session_id, body.dry_run
+        runtime.wiki,
+        runtime.llm,
+        runtime.config.learning,
+        scope,
+        body.session_id,
+        body.dry_run,
+        access.principal(request),
     )
     return report.to_dict()
