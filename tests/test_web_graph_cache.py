@@ -88,3 +88,14 @@ def test_a_page_s_links_are_read_by_their_source_not_the_project_s_targets(
     found = runtime.readers.read(plan)
     assert "links_src (src_id=?)" in found, found
     assert "links_dst" not in found, found
+
+
+def test_projects_dropped_beyond_the_page_budget_are_read_whole_again(runtime: Runtime) -> None:
+    cache = GraphCache(most_pages=1)  # room for one project's pages only
+    for scope in (HERE, ELSEWHERE):
+        runtime.wiki.write_page(scope.page("concepts/a.md"), "A [[concepts/b.md]].")
+        runtime.wiki.write_page(scope.page("concepts/b.md"), "B [[concepts/a.md]].")
+    for scope in (HERE, ELSEWHERE, HERE):
+        same_as_whole(runtime, cache, scope)
+        runtime.wiki.write_page(scope.page("notes/c.md"), "C [[concepts/a.md]].")
+        same_as_whole(runtime, cache, scope)

@@ -39,15 +39,20 @@ WHERE p.workspace = ? AND p.project = ? AND p.path = ?
   AND l.src_path != l.dst_path
 """
 PROJECTS = 16
+# Pages kept at most over every project (each costs a few hundred bytes with its
+# links): beyond it the projects viewed longest ago are dropped, the last one kept.
+MOST_PAGES = 50_000
 
 Version = tuple[int, int]
 
 
 class GraphCache:
-    """One per app, shared by the reader threads; at most ``projects`` projects."""
+    """One per app, shared by the reader threads; at most ``projects`` projects and
+    ``most_pages`` pages."""
 
-    def __init__(self, projects: int = PROJECTS) -> None:
+    def __init__(self, projects: int = PROJECTS, most_pages: int = MOST_PAGES) -> None:
         self.projects = projects
+        self.most_pages = most_pages
         self._lock = threading.Lock()
         self._kept: OrderedDict[Scope, tuple[Version, ProjectLinks]] = OrderedDict()
 
@@ -67,7 +72,10 @@ class GraphCache:
         with self._lock:
             self._kept[scope] = (version, data)
             self._kept.move_to_end(scope)
-            while len(self._kept) > self.projects:
+            while len(self._kept) > 1 and (
+                len(self._kept) > self.projects
+                or sum(len(d.pages) for _, d in self._kept.values()) > self.most_pages
+            ):
                 self._kept.popitem(last=False)
         return data
 
