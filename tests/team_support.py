@@ -13,7 +13,9 @@ an operator would: ``make_user`` returns a fresh API key for the new user, which
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 from typing import Any
 
 import httpx
@@ -121,3 +123,12 @@ def web_sign_in(server: ServerProcess, name: str, password: str) -> httpx.Client
     )
     assert answer.status_code == 303, (answer.status_code, answer.text)
     return client
+
+
+def sign_in_rows(conn: sqlite3.Connection, after: int = 0) -> list[tuple[str, dict[str, Any]]]:
+    """The ``sign-in`` audit rows after row ``after``: (user name, detail)."""
+    rows = conn.execute(
+        "SELECT user_name, detail FROM audit_log WHERE action = 'sign-in' AND id > ? ORDER BY id",
+        (after,),
+    )
+    return [(r[0], json.loads(r[1])) for r in rows]

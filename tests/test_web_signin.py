@@ -8,9 +8,11 @@ each sign in as a user of their own.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sqlite3
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -23,12 +25,13 @@ from ai_memory.core.clock import iso, now_iso, utc_now
 from ai_memory.maintenance.init import initialise
 from ai_memory.runtime import Runtime
 from ai_memory.store import passwords, web_sessions
-from ai_memory.web.signin_limit import SignInLimiter
+from ai_memory.web.render_cache import data_version
 from ai_memory.web.webauth import COOKIE_NAME, cookie_for
 from tests.conftest import ServerProcess, run_cli
 from tests.mcp_support import module_server
-from tests.team_support import _ok, as_user, make_user, set_password, web_sign_in
+from tests.team_support import _ok, as_user, make_user, set_password, sign_in_rows, web_sign_in
 
+LOGIN = "/web/login"
 FIRST = "first-admin"
 FIRST_PASSWORD = "correct horse battery"
 SECRETS: list[str] = [FIRST_PASSWORD]  # every password and cookie value the tests use
@@ -263,26 +266,6 @@ def test_repeated_failures_for_a_name_are_answered_429_with_retry_after(
     signed_in(server, "alice", "pw-of-alice-0123").close()  # other names still sign in
 
 
-def test_the_address_limit_counts_across_names_and_ends_with_its_window() -> None:
-    now = [1000.0]
-    limiter = SignInLimiter(clock=lambda: now[0])
-    for n in range(19):
-        limiter.failed(f"user{n}", "10.0.0.9")
-    assert limiter.retry_after("someone", "10.0.0.9") is None
-    limiter.failed("user19", "10.0.0.9")
-    assert limiter.retry_after("someone", "10.0.0.9") == 300
-    assert limiter.retry_after("someone", "10.0.0.10") is None
-    now[0] += 150
-    assert limiter.retry_after("someone", "10.0.0.9") == 150
-    now[0] += 150
-    assert limiter.retry_after("someone", "10.0.0.9") is None
-    for _ in range(5):
-        limiter.failed("Grace", "10.0.0.11")
-    assert limiter.retry_after("grace", "10.0.0.12") == 300  # a name's count is its own
-    limiter.succeeded("grace")
-    assert limiter.retry_after("grace", "10.0.0.12") is None
-
-
 def test_sessions_expire_and_end_with_the_user(tmp_path: Path) -> None:
     root = tmp_path / "data"
     initialise(Config.load(root, {}))
@@ -338,7 +321,60 @@ def test_no_password_or_cookie_reaches_the_audit_log_or_the_server_log(
 
 
 def _outcome(detail: str) -> str | None:
-    import json
-
     found = json.loads(detail).get("outcome")
     return str(found) if found is not None else None
+
+
+# What a guesser can make the server write: no more rows than the limits let attempts in
+# (more in test_web_signin_limits.py).
+
+
+def newest_row(server: ServerProcess) -> int:
+    with db(server) as conn:
+        return int(conn.execute("SELECT coalesce(max(id), 0) FROM audit_log").fetchone()[0])
+
+
+def from_address(server: ServerProcess, address: str) -> httpx.Client:
+    """A browser at ``address``, as a proxy on this machine reports it (X-Forwarded-For)."""
+    return httpx.Client(base_url=server.url, timeout=30, headers={"X-Forwarded-For": address})
+
+
+def test_a_limited_name_writes_one_row_however_many_attempts_it_refuses(
+    server: ServerProcess,
+) -> None:
+    person(server, "gina")
+    before = newest_row(server)
+    with from_address(server, "10.20.0.1") as client:
+        wrong = {"name": "gina", "password": "not-ginas-pass", "csrf": csrf_of(client.get(LOGIN))}
+        codes = [client.post(LOGIN, data=wrong).status_code for _ in range(60)]
+    assert codes == [401] * 5 + [429] * 55
+    with db(server) as conn:
+        rows = sign_in_rows(conn, before)
+    assert [(user, d["outcome"]) for user, d in rows] == [("gina", "failed")] * 5 + [
+        ("gina", "rate_limited")
+    ]
+    assert rows[-1][1] == {"outcome": "rate_limited", "address": "10.20.0.1", "limit": "name"}
+
+
+def test_concurrent_guesses_get_no_more_tries_than_one_after_another(
+    server: ServerProcess,
+) -> None:
+    person(server, "hank")
+    with from_address(server, "10.20.0.2") as client:
+        wrong = {"name": "hank", "password": "not-hanks-pass", "csrf": csrf_of(client.get(LOGIN))}
+        with ThreadPoolExecutor(12) as pool:
+            codes = list(pool.map(lambda _: client.post(LOGIN, data=wrong).status_code, range(12)))
+    assert sorted(codes) == [401] * 5 + [429] * 7
+
+
+def test_sign_ins_leave_the_kept_page_renders_valid(server: ServerProcess) -> None:
+    with server.client() as root:
+        _ok(root.put("/api/v1/projects/default/kept/pages/index.md", json={"body": "# Kept"}))
+    with db(server) as conn:
+        version = data_version(conn)
+    with from_address(server, "10.20.0.3") as client:
+        wrong = {"name": "nobody", "password": "whatever-1", "csrf": csrf_of(client.get(LOGIN))}
+        assert client.post(LOGIN, data=wrong).status_code == 401
+    signed_in(server, FIRST, FIRST_PASSWORD).close()
+    with db(server) as conn:
+        assert data_version(conn) == version and newest_row(server) > version[0]

@@ -17,10 +17,12 @@ from collections import OrderedDict
 
 from ai_memory.core.identity import Scope
 from ai_memory.web.graph import ProjectLinks, read_links
-from ai_memory.web.render_cache import data_version
+from ai_memory.web.render_cache import CHANGES_PAGES, data_version
 
 # What happened since the copy was read (both by rowid, so a short range scan).
-AUDIT_SINCE = "SELECT action, workspace, project, path FROM audit_log WHERE id > ? LIMIT ?"
+AUDIT_SINCE = f"""
+SELECT action, workspace, project, path FROM audit_log WHERE id > ? AND {CHANGES_PAGES} LIMIT ?
+"""
 VERSIONS_SINCE = "SELECT workspace, project, path FROM pages WHERE id > ? LIMIT ?"
 # The actions that change one page, named in the row, and nothing else.
 PAGE_ACTIONS = frozenset({"write", "delete"})

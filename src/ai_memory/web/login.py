@@ -4,9 +4,10 @@
 A password sign-in opens a server-side session (``store.web_sessions``) whose
 random id is the cookie; its form carries a CSRF token bound to a short-lived
 sign-in cookie, so another site cannot sign a browser in to an account of its
-choosing. Failed attempts are rate-limited per name and per address (429 with
-``Retry-After``) and every attempt is audited. The token form serves a
-single-user install exactly as before, and goes once the first password is set.
+choosing. Attempts are rate-limited per name and per address, the token form's
+per address (429 with ``Retry-After``), and audited without letting a guesser
+grow the audit log faster than the limits let attempts in. The token form serves
+a single-user install exactly as before, and goes once the first password is set.
 """
 
 from __future__ import annotations
@@ -61,10 +62,36 @@ def build_login_router(views: Views, token: str) -> APIRouter:
             set_cookie(request, response, webauth.SIGNIN_COOKIE, value, SIGNIN_COOKIE_MAX_AGE_S)
         return same_origin(response)
 
+    async def limited(
+        request: Request, runtime: Runtime, name: str | None, next_: str | None
+    ) -> Response | None:
+        """The 429 when a limit refuses this attempt; None when it may go ahead.
+
+        Only the refusal that engages a limit is audited; the ones after it are
+        counted, and their number is audited once the limit lets an attempt in.
+        """
+        address = client_address(request)
+        admission = limiter.admit(name, address)
+        for ended in admission.ended:
+            lifted = {"outcome": "rate_limit_lifted", "suppressed": ended.suppressed}
+            await signin.audit_limit(runtime, name, ended.limit, lifted | {"address": address})
+        if admission.wait is None:
+            return None
+        if admission.engaged is not None:
+            engaged = {"outcome": "rate_limited", "address": address}
+            await signin.audit_limit(runtime, name, admission.engaged, engaged)
+        message = f"Too many failed sign-ins; try again in {admission.wait} s."
+        response = await page(request, runtime, next_, message, 429)
+        response.headers["retry-after"] = str(admission.wait)
+        return response
+
     async def with_token(
         request: Request, runtime: Runtime, given: str, next_: str | None
     ) -> Response:
         address = client_address(request)
+        refused = await limited(request, runtime, None, next_)
+        if refused is not None:
+            return refused
         if await signin.token_retired(runtime):
             await signin.audit_attempt(
                 runtime, signin.UNKNOWN, {"outcome": "token_retired", "address": address}
@@ -77,6 +104,7 @@ def build_login_router(views: Views, token: str) -> APIRouter:
             return views.html(
                 "login.html", 401, mode="token", next=webauth.safe_next(next_), error=INVALID_TOKEN
             )
+        limiter.succeeded(None, address)
         await signin.audit_attempt(
             runtime, Principal.root(), {"outcome": "ok", "method": "token", "address": address}
         )
@@ -93,23 +121,15 @@ def build_login_router(views: Views, token: str) -> APIRouter:
         if not name or not password:
             return await page(request, runtime, next_, "Give your user name and password.", 400)
         address = client_address(request)
-        wait = limiter.retry_after(name, address)
-        if wait is not None:
-            who = await signin.known_user(runtime, name)
-            await signin.audit_attempt(
-                runtime, who, {"outcome": "rate_limited", "address": address}
-            )
-            message = f"Too many failed sign-ins; try again in {wait} s."
-            response = await page(request, runtime, next_, message, 429)
-            response.headers["retry-after"] = str(wait)
-            return response
+        refused = await limited(request, runtime, name, next_)
+        if refused is not None:
+            return refused
         user = await signin.check_password(runtime, name, password)
         if user is None:
-            limiter.failed(name, address)
             who = await signin.known_user(runtime, name)
             await signin.audit_attempt(runtime, who, {"outcome": "failed", "address": address})
             return await page(request, runtime, next_, NO_MATCH, 401)
-        limiter.succeeded(name)
+        limiter.succeeded(name, address)
         held = webauth.cookie_value(request.headers.get("cookie", ""))
         session_id = await signin.open_session(runtime, user, address, replaces=held)
         response = signed_in(request, session_id, next_)

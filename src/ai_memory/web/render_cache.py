@@ -3,7 +3,8 @@
 The tree and the graph of a big project cost tens of milliseconds to build and
 render, yet change only when a page is written or deleted. Each entry is keyed
 by what it shows and the data version (newest audit row, newest page version),
-so any write makes every entry stale at once. One cache per app, bounded.
+so any write makes every entry stale at once (a sign-in or sign-out writes no
+page, so its audit row does not). One cache per app, bounded.
 """
 
 from __future__ import annotations
@@ -12,8 +13,12 @@ import sqlite3
 from collections import OrderedDict
 from collections.abc import Hashable
 
-VERSION = """
-SELECT (SELECT coalesce(max(id), 0) FROM audit_log), (SELECT coalesce(max(id), 0) FROM pages)
+# Audit rows that change no page: a sign-in or sign-out leaves every render as it was.
+CHANGES_PAGES = "action NOT IN ('sign-in', 'sign-out')"
+# The newest such row, walking back from the newest row (past sign-ins only).
+VERSION = f"""
+SELECT coalesce((SELECT id FROM audit_log WHERE {CHANGES_PAGES} ORDER BY id DESC LIMIT 1), 0),
+       (SELECT coalesce(max(id), 0) FROM pages)
 """
 ENTRIES = 64
 

@@ -1,8 +1,10 @@
 """What a sign-in does to the store: check a password, open or end a session, audit it.
 
-Every attempt leaves an audit row (``sign-in``, with its outcome and the client's
-address) naming the user it was for, or ``(unknown)`` when no such user exists
-(a mistyped name may be a password typed in the wrong field, so it is not kept).
+Every attempt a rate limit lets in leaves an audit row (``sign-in``, with its
+outcome and the client's address) naming the user it was for, or ``(unknown)``
+when no such user exists (a mistyped name may be a password typed in the wrong
+field, so it is not kept). A limit's refusals leave one row when it engages and
+one with their count when it lifts.
 Neither a password nor a cookie value ever reaches the row.
 """
 
@@ -73,6 +75,14 @@ async def end_session(runtime: Runtime, user: Principal, session_id: str) -> Non
         write_audit(conn, "sign-out", {})
 
     await run_as(runtime, user, command)
+
+
+async def audit_limit(
+    runtime: Runtime, name: str | None, limit: str, detail: dict[str, Any]
+) -> None:
+    """A rate-limit row, named for the user a name limit is for (else unknown)."""
+    who = await known_user(runtime, name) if limit == "name" and name is not None else UNKNOWN
+    await audit_attempt(runtime, who, {**detail, "limit": limit})
 
 
 async def audit_attempt(runtime: Runtime, user: Principal, detail: dict[str, Any]) -> None:
