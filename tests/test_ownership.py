@@ -8,8 +8,10 @@ takes no events from another; a project a key may not write takes none at all.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,11 +20,14 @@ import httpx
 import pytest
 
 from ai_memory.hookclient import spool
-from ai_memory.hookclient.deliver import Tally, settle
+from ai_memory.hookclient.deliver import Tally, key_id, settle
+from ai_memory.hookclient.drain import drain
+from ai_memory.hookclient.main import run as run_hook_client
 from ai_memory.hooks.ingest_access import SESSION_ROWS
-from tests.conftest import ServerProcess
+from tests.conftest import ServerProcess, free_port
 from tests.fake_llm import FakeLlm
 from tests.fake_llm import error as llm_error
+from tests.hooks_support import app_client, hook_env, make_checkout
 from tests.llm_server import llm_server
 from tests.mcp_support import connect, data, db_path, failure, module_server
 from tests.team_support import as_user, grant, make_project, make_user, restrict
@@ -491,3 +496,66 @@ def test_consolidation_and_review_pick_only_the_callers_own_sessions(
         fake.push(llm_error(400))
         call(server, alice, "memory_consolidate", project=project, dry_run=True)
         assert "narwhal" in json.dumps(fake.bodies())  # her own: picked and sent
+
+
+def spool_hook_event(data_dir: Path, checkout: Path, session: str, key: str | None) -> None:
+    """A real hook run against a dead server, with ``key`` (None: the root token file)."""
+    extra = {"AI_MEMORY_AUTH_TOKEN": key} if key else {}
+    env = hook_env(data_dir, f"http://127.0.0.1:{free_port()}", **extra)
+    payload = {"session_id": session, "cwd": str(checkout), "prompt": f"{session} prompt"}
+    argv = ["--agent", "claude-code", "--event", "UserPromptSubmit"]
+    stdin = io.BytesIO(json.dumps(payload).encode())
+    assert run_hook_client(argv, stdin=stdin, stdout=io.StringIO(), env=env) == 0
+
+
+def test_the_servers_spool_drain_stores_each_event_as_the_key_that_captured_it(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """The hook client notes the capturing key's public id (never its secret) in the
+    spool; the server's own drain stores the event as that key's user, the root token's
+    as the operator, and a revoked key's not at all (it stays spooled)."""
+    checkout = make_checkout(tmp_path / "shop")
+    with app_client(data_dir) as root:
+        made = {}
+        for name in ("alice", "bob"):
+            assert root.post("/admin/users", json={"name": name}).status_code == 201
+            made[name] = root.post("/admin/api-keys", json={"user": name}).json()["key"]
+        revoke = root.post(f"/admin/api-keys/{made['bob'].split('_')[1]}/revoke")
+        assert revoke.is_success, revoke.text
+    spool_hook_event(data_dir, checkout, "drain-alice", made["alice"])
+    spool_hook_event(data_dir, checkout, "drain-bob", made["bob"])
+    spool_hook_event(data_dir, checkout, "drain-root", None)
+    folder = data_dir / "spool"
+    spooled = [spool.read(folder, k) for k in spool.pending(folder)]
+    assert sorted(str(e.get("key_id")) for e in spooled if e) == sorted(
+        [made["alice"].split("_")[1], made["bob"].split("_")[1], "None"]
+    )
+    assert not any(made["alice"] in json.dumps(e) for e in spooled)
+    with app_client(data_dir):
+        deadline = time.monotonic() + 60
+        while len(spool.pending(folder)) > 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    with sqlite3.connect(data_dir / "db" / "memory.sqlite") as conn:
+        owners = dict(conn.execute("SELECT session_id, owner FROM sessions").fetchall())
+        alice = conn.execute("SELECT id FROM users WHERE name = 'alice'").fetchone()[0]
+    assert owners == {"drain-alice": alice, "drain-root": None}
+    assert len(spool.pending(folder)) == 1  # bob's, whose key was revoked: never the operator's
+
+
+def test_the_hook_drain_delivers_only_what_its_own_key_captured(
+    srv: ServerProcess, keys: dict[str, str], tmp_path: Path
+) -> None:
+    """`ai-memory hook-drain` after a change of credential (another key, or signed out
+    and back on the root token) leaves the other credential's events spooled."""
+    folder = tmp_path / "spool"
+    for session, key in (("hd-alice", keys["alice"]), ("hd-bob", keys["bob"]), ("hd-root", None)):
+        params = {"workspace": WS, "project": "own-drain", "agent": "claude-code"}
+        params |= {"session_id": session, "event": "UserPromptSubmit"}
+        entry: dict[str, Any] = {"params": params, "body": {"prompt": "spooled"}}
+        if key is not None:
+            entry["key_id"] = key_id(key)
+        spool.write(str(folder), spool.new_ingest_key(), entry)
+    report = drain(tmp_path, srv.url, keys["alice"], timeout_s=30)
+    assert (report.delivered, report.remaining) == (1, 2)
+    owners = rows(srv, "SELECT session_id, owner FROM sessions WHERE project = 'own-drain'")
+    assert owners == [("hd-alice", user_id(srv, "alice"))]

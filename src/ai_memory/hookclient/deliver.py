@@ -16,6 +16,7 @@ from ai_memory.hookclient.transport import Transport, Unreachable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from ai_memory.hookclient.spool import Folder
@@ -25,6 +26,19 @@ BATCH_BYTES = 1024 * 1024
 LOG_CAP = 1024 * 1024
 TOO_LARGE = 413
 _KEEP = (401, 403, 404, 408, 413, 429)
+# How far past ``limit`` a retry looks for events its credential captured.
+SCAN_FACTOR = 8
+KEY_START, KEY_ID_CHARS, KEY_CHARS = "aim_", 10, 58
+
+
+def key_id(token: str | None) -> str | None:
+    """The public id of an API key (``aim_<id>_<secret>``), None for the root token or
+    none: stored with each spooled event, so the event is delivered with the credential
+    that captured it and owned by that key's user, never by whoever drains the spool."""
+    if token is None or len(token) != KEY_CHARS or not token.startswith(KEY_START):
+        return None
+    end = len(KEY_START) + KEY_ID_CHARS
+    return token[len(KEY_START) : end] if token[end] == "_" else None
 
 
 class Item:
@@ -34,6 +48,7 @@ class Item:
         self.key = key
         self.item = item
         self.size = size
+        self.key_id: str | None = None  # the API key that captured it (None: the operator)
 
 
 class Tally:
@@ -58,10 +73,19 @@ def retry_spooled(
     data_dir: Folder,
     skip: set[str] | None = None,
     max_bytes: int = BATCH_BYTES,
+    captured_by: str | None = None,
 ) -> Tally:
-    """Post up to ``limit`` of the oldest spooled events, in batches of at most ``max_bytes``."""
+    """Post up to ``limit`` of the oldest spooled events that the credential with key id
+    ``captured_by`` captured (see :func:`key_id`), in batches of at most ``max_bytes``;
+    another credential's events stay spooled for it (or for the server's own drain)."""
     tally = Tally()
-    items = load(folder, spool.pending(folder, limit, frozenset(skip or ())))
+    keys = spool.pending(folder, limit * SCAN_FACTOR, frozenset(skip or ()))
+    items: list[Item] = []
+    for item in each_item(folder, keys):
+        if item.key_id == captured_by:
+            items.append(item)
+            if len(items) >= limit:
+                break
     for batch in batches(items, max_bytes):
         try:
             post_batch(transport, folder, batch, data_dir, tally)
@@ -73,13 +97,19 @@ def retry_spooled(
 
 
 def load(folder: Folder, keys: list[str]) -> list[Item]:
-    items = []
+    return list(each_item(folder, keys))
+
+
+def each_item(folder: Folder, keys: list[str]) -> Iterator[Item]:
+    """The spooled events of ``keys`` still there, read one at a time."""
     for key in keys:
         entry, size = spool.read_sized(folder, key)
         if entry is not None and isinstance(entry.get("params"), dict):
             body = entry.get("body") or {}
-            items.append(Item(key, {"params": entry["params"], "body": body}, size))
-    return items
+            item = Item(key, {"params": entry["params"], "body": body}, size)
+            captured = entry.get("key_id")
+            item.key_id = captured if isinstance(captured, str) else None
+            yield item
 
 
 def batches(items: list[Item], max_bytes: int) -> list[list[Item]]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ai_memory.hookclient import spool
-from ai_memory.hookclient.deliver import retry_spooled
+from ai_memory.hookclient.deliver import key_id, retry_spooled
 from ai_memory.hookclient.transport import Transport
 
 # The server takes at most 256 items in one batch.
@@ -33,6 +33,9 @@ def drain(
 ) -> DrainReport:
     """Post spooled events oldest first until the spool is empty, no progress, or time is up.
 
+    Only the events ``token`` captured: one another key (or the root token) captured
+    stays spooled, so a drain never makes another user, or the operator, their owner.
+
     ``batch`` should not exceed the server's ingest queue (``hooks.queue_size``); a
     batch answered 429 is retried after a pause, at half the size.
     """
@@ -43,7 +46,7 @@ def drain(
     size = max(1, min(batch, BATCH))
     try:
         while spool.pending(folder, 1) and not transport.down:
-            tally = retry_spooled(transport, folder, size, data_dir)
+            tally = retry_spooled(transport, folder, size, data_dir, captured_by=key_id(token))
             delivered += tally.delivered
             rejected += tally.rejected
             if tally.settled or tally.shrunk:

@@ -16,7 +16,7 @@ import time
 
 from ai_memory import locate
 from ai_memory.hookclient import spool
-from ai_memory.hookclient.deliver import Tally, log_error, retry_spooled, settle
+from ai_memory.hookclient.deliver import Tally, key_id, log_error, retry_spooled, settle
 from ai_memory.hookclient.fastjson import dumps, loads
 from ai_memory.hookclient.fastre import Patterns, cache_file
 from ai_memory.hookclient.policy import apply, load_policy
@@ -168,16 +168,24 @@ def handle(
     if session_id:
         params["session_id"] = session_id
     folder = os.path.join(data_dir, "spool")
-    spool.write(folder, params["ingest_key"], {"params": params, "body": payload})
+    token = locate.token(data_dir, env)
+    captured_by = key_id(token)
+    entry: dict[str, Any] = {"params": params, "body": payload}
+    if captured_by is not None:  # the key's public id: its user owns the event
+        entry["key_id"] = captured_by
+    spool.write(folder, params["ingest_key"], entry)
     transport = Transport(
         locate.server_url(args.server, data_dir, env),
-        locate.token(data_dir, env),
+        token,
         network_deadline(started, time.monotonic()),
     )
     try:
         answer = start_packet(transport, folder, params, args, payload)
         if send_one(transport, folder, params, payload, data_dir):
-            retry_spooled(transport, folder, RETRY_PER_RUN, data_dir, skip={params["ingest_key"]})
+            skip = {params["ingest_key"]}
+            retry_spooled(
+                transport, folder, RETRY_PER_RUN, data_dir, skip=skip, captured_by=captured_by
+            )
         return answer
     finally:
         transport.close()

@@ -26,9 +26,11 @@ from typing import Any
 import anyio.to_thread
 
 from ai_memory.core.errors import AiMemoryError
+from ai_memory.core.principal import Principal
 from ai_memory.hookclient import spool
 from ai_memory.hookclient.deliver import Item, Tally, load, settle
 from ai_memory.hooks.service import HookService
+from ai_memory.store import identity
 
 log = logging.getLogger(__name__)
 
@@ -111,8 +113,7 @@ async def _deliver(
         items: list[Item] = await anyio.to_thread.run_sync(load, folder, keys)
         if not items:
             return
-        results = await hooks.ingest_batch([item.item for item in items])
-        answered = [(items[r.index].key, r.status, r.error) for r in results]
+        answered = await _ingest_by_owner(hooks, items)
         saturated = Tally()
         await anyio.to_thread.run_sync(_settle_all, folder, data_dir, answered, saturated)
         tally.delivered += saturated.delivered
@@ -121,6 +122,28 @@ async def _deliver(
             return
         keys = [key for key in keys if spool.exists(folder, key)]
         await asyncio.sleep(SATURATED_PAUSE_S)
+
+
+async def _ingest_by_owner(hooks: HookService, items: list[Item]) -> list[tuple[str, int, Any]]:
+    """Each event stored as the user whose key captured it (the hook client notes the
+    key's public id); one with no key id is the operator's. An event whose key was
+    revoked since, or whose user was disabled, stays spooled: never the operator's."""
+    answered: list[tuple[str, int, Any]] = []
+    for captured_by in dict.fromkeys(item.key_id for item in items):
+        mine = [item for item in items if item.key_id == captured_by]
+        who = None if captured_by is None else await _key_user(hooks, captured_by)
+        if captured_by is not None and who is None:
+            log.warning("spool: %d event(s) of a key no longer valid stay spooled", len(mine))
+            continue
+        results = await hooks.ingest_batch([item.item for item in mine], who)
+        answered += [(mine[r.index].key, r.status, r.error) for r in results]
+    return answered
+
+
+async def _key_user(hooks: HookService, captured_by: str) -> Principal | None:
+    return await hooks.runtime.readers.aread(
+        lambda conn: identity.principal_for_key_id(conn, captured_by)
+    )
 
 
 def _settle_all(

@@ -34,6 +34,15 @@ def principal_for_key(conn: sqlite3.Connection, presented: str) -> Principal | N
     return Principal(int(row["user_id"]), str(row["name"]), bool(row["admin"]), int(row["key_id"]))
 
 
+def principal_for_key_id(conn: sqlite3.Connection, prefix: str) -> Principal | None:
+    """The user of the live key with public id ``prefix`` (None: unknown, revoked,
+    disabled): whose events the server's own spool drain stores, without the secret."""
+    row = conn.execute(KEY_ROW, (prefix,)).fetchone()
+    if row is None or row["revoked_at"] is not None or row["disabled_at"] is not None:
+        return None
+    return Principal(int(row["user_id"]), str(row["name"]), bool(row["admin"]), int(row["key_id"]))
+
+
 def create_user(conn: sqlite3.Connection, name: str, *, admin: bool, now: str) -> int:
     cursor = conn.execute(INSERT_USER, (name, int(admin), now))
     return int(cursor.lastrowid or 0)
