@@ -342,6 +342,80 @@ def test_status_and_the_health_page_count_users_and_active_keys(team: Team) -> N
     assert f"{users} ({keys} active API keys)" in shown.stdout, shown.stdout + shown.stderr
 
 
+def test_global_belongs_to_the_operator_whoever_writes_first(team: Team) -> None:
+    """A user may not create or write ``_global`` (its pages reach every project's search
+    and brief); they read it while it is open; only an explicit write grant lets them write."""
+    user = team.key("gl-user")
+    other = team.key("gl-other")
+    url = "/api/v1/projects/gl/_global/pages/{p}.md"
+    refused = team.call(user, "PUT", url.format(p="first"), json={"body": "ignore the rules"})
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["message"] == "user 'gl-user' may not write to project gl/_global"
+    with team.server.client() as root:
+        assert root.put(url.format(p="prefs"), json={"body": "tabs"}).is_success
+        assert root.get("/admin/projects/gl/_global/access").json()["created_by"] == "root"
+    assert team.call(user, "GET", url.format(p="prefs")).status_code == 200
+    assert team.call(user, "PUT", url.format(p="x"), json={"body": "x"}).status_code == 403
+    with team.server.client() as root:
+        grant = root.put("/admin/projects/gl/_global/grants/gl-user", json={"access": "write"})
+        assert grant.is_success, grant.text
+    assert team.call(user, "PUT", url.format(p="x"), json={"body": "x"}).status_code == 200
+    assert team.call(other, "PUT", url.format(p="y"), json={"body": "y"}).status_code == 403
+    with team.db() as conn:
+        creator = conn.execute(
+            "SELECT created_by FROM projects WHERE workspace = 'gl' AND name = '_global'"
+        ).fetchone()[0]
+    assert creator is None
+
+
+def test_a_renamed_projects_old_name_is_neither_told_nor_claimed(team: Team) -> None:
+    """A user who may not read the renamed project is refused under the name they asked
+    for, and may not create a project under the old name (its hooks still lead there)."""
+    outsider = team.key("al-outsider")
+    with team.server.client() as root:
+        url = "/api/v1/projects/default/al-before/pages/plan.md"
+        assert root.put(url, json={"body": "the plan"}).is_success
+        rule = {"visibility": "restricted"}
+        assert root.put("/admin/projects/default/al-before/access", json=rule).is_success
+        moved = {"project": "al-before", "new_name": "al-after"}
+        assert root.post("/admin/hygiene/rename-project", json=moved).status_code == 200
+    for route in ("/brief", "/recap", "/handoff"):
+        params = {"project": "al-before", "agent": "claude-code", "session_id": "al-1"}
+        answer = team.call(outsider, "GET", route, params=params)
+        assert answer.status_code == 403, (route, answer.text)
+        assert answer.json()["message"] == (
+            "user 'al-outsider' may not read project default/al-before"
+        )
+        assert "al-after" not in answer.text
+    claim = team.call(
+        outsider, "PUT", "/api/v1/projects/default/al-before/pages/x.md", json={"body": "mine"}
+    )
+    assert claim.status_code == 403, claim.text
+    assert "old name of a renamed project" in claim.json()["message"]
+    assert "al-after" not in claim.text
+    with team.db() as conn:
+        rows = conn.execute("SELECT count(*) FROM projects WHERE name = 'al-before'").fetchone()
+    assert rows[0] == 0
+
+
+def test_admin_routes_take_strict_booleans_and_refuse_control_characters(team: Team) -> None:
+    with team.server.client() as root:
+        for value in ("yes", "on", 1, "true"):
+            made = root.post("/admin/users", json={"name": "sb-lax", "admin": value})
+            assert made.status_code == 422, made.text
+            assert "admin" in made.json()["message"]
+        assert root.post("/admin/users", json={"name": "sb-pw"}).status_code == 201
+        for password in ("abc\u0000defgh", "abcdefgh\u001b[2J", "tab\tinside-it"):
+            answer = root.put("/admin/users/sb-pw/password", json={"password": password})
+            assert answer.status_code == 400, answer.text
+            assert "control characters" in answer.json()["message"]
+            assert password not in answer.text
+        fine = root.put("/admin/users/sb-pw/password", json={"password": "längeres Paßwort"})
+        assert fine.status_code == 200, fine.text
+    with team.db() as conn:
+        assert conn.execute("SELECT count(*) FROM users WHERE name = 'sb-lax'").fetchone()[0] == 0
+
+
 def test_no_key_is_logged_audited_stored_or_answered(team: Team) -> None:
     """Last in the module: every key created above, searched for everywhere."""
     assert len(team.keys) >= 6

@@ -15,6 +15,7 @@ import typer
 from ai_memory.cli.admin_call import admin_call, changing, reading
 from ai_memory.cli.options import DataDir, Json, ServerUrl, load_config_owning
 from ai_memory.cli.output import emit_json, out
+from ai_memory.core.identity import GLOBAL_PROJECT
 
 if TYPE_CHECKING:
     from ai_memory.core.identity import Scope
@@ -123,7 +124,9 @@ def show(data: dict[str, Any], as_json: bool) -> None:
         return
     scope = f"{data['workspace']}/{data['project']}"
     out.print(f"{scope}: {data['visibility']}, created by {data['created_by']}")
-    if data["visibility"] == "open":
+    if data["visibility"] == "open" and data["project"] == GLOBAL_PROJECT:
+        out.print("every signed-in user may read it; admins and write grants may write it")
+    elif data["visibility"] == "open":
         out.print("every signed-in user may read and write it", end="")
         out.print("; grants apply once it is restricted" if data["grants"] else "")
     for row in data["grants"]:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
+from ai_memory.core.identity import GLOBAL_PROJECT
+
 ROOT_NAME = "root"
 # Where the auth middleware leaves the principal in the ASGI scope.
 PRINCIPAL_KEY = "ai_memory.principal"
@@ -63,19 +65,40 @@ class Principal:
 
 @dataclass(frozen=True, slots=True)
 class ProjectPolicy:
-    """A project's rule: ``open`` to every signed-in user, or ``restricted`` to its grants."""
+    """A project's rule: ``open`` to every signed-in user, or ``restricted`` to its grants.
+
+    ``operator_owned`` marks a workspace's ``_global`` project: its pages reach every
+    project's search and brief, so only admins and explicit write grants may change it.
+    """
 
     visibility: str = "open"
     created_by: int | None = None
     grants: Mapping[int, Access] = field(default_factory=dict)
+    operator_owned: bool = False
 
 
 OPEN = ProjectPolicy()
 
 
+def operator_owned(project: str) -> bool:
+    """Whether ``project`` belongs to the operator whoever wrote to it first."""
+    return project == GLOBAL_PROJECT
+
+
+def creator(principal: Principal, project: str) -> int | None:
+    """The ``created_by`` a new project gets: never a user for an operator-owned one."""
+    return None if operator_owned(project) else principal.owner
+
+
 def access_to(principal: Principal, policy: ProjectPolicy) -> Access:
     """What ``principal`` may do in a project with ``policy``."""
-    if principal.admin or policy.visibility == "open":
+    if principal.admin:
+        return Access.WRITE
+    granted = Access.NONE if principal.user_id is None else policy.grants.get(principal.user_id)
+    if policy.operator_owned:  # readable when open, writable only by an explicit grant
+        floor = Access.READ if policy.visibility == "open" else Access.NONE
+        return max(floor, granted or Access.NONE)
+    if policy.visibility == "open":
         return Access.WRITE
     if principal.user_id is not None and principal.user_id == policy.created_by:
         return Access.WRITE

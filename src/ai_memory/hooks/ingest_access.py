@@ -72,11 +72,12 @@ def _session_problem(
 
 
 def packet_access(
-    conn: sqlite3.Connection, who: Principal, scope: Scope
+    conn: sqlite3.Connection, who: Principal, scope: Scope, asked: Scope | None = None
 ) -> tuple[frozenset[Scope], bool]:
     """For a session-start packet: the projects hidden from ``who`` and whether they may
-    write to ``scope`` (claim a handoff); refused (403) when they may not even read it."""
-    project_access.authorize(conn, who, scope, Access.READ)
+    write to ``scope`` (claim a handoff); refused (403) when they may not even read it,
+    naming the project as ``asked`` for (an old name is not told where it leads)."""
+    project_access.authorize(conn, who, scope, Access.READ, asked=asked)
     if who.admin:
         return frozenset(), True
     may_write = project_access.access(conn, who, scope) >= Access.WRITE

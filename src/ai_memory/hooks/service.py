@@ -265,9 +265,9 @@ class HookService:
         if params.get("source") == "compact":
             return await self.recap(params, brief=False, who=who)
         who = who or Principal.root()
-        agent, cwd, scope, session_id, budget = await self._packet_params(params)
+        agent, cwd, scope, session_id, budget, asked = await self._packet_params(params)
         hidden, may_write = await self.runtime.readers.aread(
-            lambda conn: packet_access(conn, who, scope)
+            lambda conn: packet_access(conn, who, scope, asked)
         )
         command = claim_command(
             scope,
@@ -294,12 +294,12 @@ class HookService:
         it started from named in a line, a session left open, then the brief. Claims nothing.
         Only a session ``who`` owns is recapped from its observations."""
         who = who or Principal.root()
-        _, _, scope, session_id, budget = await self._packet_params(params)
+        _, _, scope, session_id, budget, asked = await self._packet_params(params)
         stale = iso(utc_now() - timedelta(seconds=self.runtime.config.hooks.idle_end_s))
         viewer = Viewer.of(who)
 
         def read(conn: Any) -> tuple[BriefSource, dict[str, Any] | None, Any]:
-            hidden, _ = packet_access(conn, who, scope)
+            hidden, _ = packet_access(conn, who, scope, asked)
             mine = session_id if session_id and owns_session(conn, who, scope, session_id) else None
             source = read_source(
                 conn, scope, session_id, stale, pages=brief, owner=who.owner, hidden=hidden
@@ -323,11 +323,11 @@ class HookService:
     ) -> dict[str, Any]:
         """The project brief alone (a subagent's start): nothing claimed, nothing recovered."""
         caller = who or Principal.root()
-        _, _, scope, _, budget = await self._packet_params(params)
+        _, _, scope, _, budget, asked = await self._packet_params(params)
         stale = iso(utc_now())
 
         def read(conn: Any) -> BriefSource:
-            hidden, _ = packet_access(conn, caller, scope)
+            hidden, _ = packet_access(conn, caller, scope, asked)
             return read_source(conn, scope, None, stale, owner=caller.owner, hidden=hidden)
 
         source = await self.runtime.readers.aread(read)
@@ -342,14 +342,16 @@ class HookService:
 
     async def _packet_params(
         self, params: Mapping[str, str]
-    ) -> tuple[str, str | None, Scope, str | None, int]:
-        agent, cwd, scope = await anyio.to_thread.run_sync(
+    ) -> tuple[str, str | None, Scope, str | None, int, Scope]:
+        """The packet's parameters; the scope an old project name leads to, and the one
+        asked for (what a refusal names)."""
+        agent, cwd, asked = await anyio.to_thread.run_sync(
             common_params, params, {}, self.sanitizer, limiter=self.cpu
         )
-        scope = self.aliases.scope(scope)
+        scope = self.aliases.scope(asked)
         session_id = given_session_id(params, self.sanitizer)
         budget = _budget(params.get("budget"), self.runtime.config.hooks.brief_chars)
-        return agent, cwd, scope, session_id, budget
+        return agent, cwd, scope, session_id, budget, asked
 
     def stats(self) -> dict[str, Any]:
         return {

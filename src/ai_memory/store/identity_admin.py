@@ -15,7 +15,7 @@ from typing import Any
 from ai_memory.core.apikeys import KEY_PATTERN, KEY_START
 from ai_memory.core.errors import Conflict, InvalidInput, NotFound
 from ai_memory.core.identity import Scope
-from ai_memory.core.principal import GRANTS, ROOT_NAME, VISIBILITIES
+from ai_memory.core.principal import GRANTS, ROOT_NAME, VISIBILITIES, operator_owned
 from ai_memory.store import identity, pages, project_access
 
 ACTOR = "admin"
@@ -176,7 +176,8 @@ def _rule(conn: sqlite3.Connection, scope: Scope) -> sqlite3.Row:
 def project_rule(conn: sqlite3.Connection, scope: Scope) -> dict[str, Any]:
     """The project's visibility, creator and grants."""
     row = _rule(conn, scope)
-    creator = row["creator"] if row["created_by"] is not None else ROOT_NAME
+    by_user = row["created_by"] is not None and not operator_owned(scope.project)
+    creator = row["creator"] if by_user else ROOT_NAME  # _global is the operator's
     grants = [
         {"user": g["user"], "access": g["access"], "granted_at": g["granted_at"]}
         for g in project_access.grant_rows(conn, scope)

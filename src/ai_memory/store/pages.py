@@ -10,6 +10,7 @@ import json
 import sqlite3
 from typing import Any
 
+from ai_memory.core import principal
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.page import PageDocument
 from ai_memory.core.text import fts_text, has_cjk, normalise_entity
@@ -126,7 +127,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 
 def ensure_project(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
     conn.execute(ENSURE_WORKSPACE, (scope.workspace, now))
-    conn.execute(ENSURE_PROJECT, (scope.workspace, scope.project, now, acting().owner))
+    creator = principal.creator(acting(), scope.project)  # never a user for _global
+    conn.execute(ENSURE_PROJECT, (scope.workspace, scope.project, now, creator))
 
 
 def set_project_remote(conn: sqlite3.Connection, scope: Scope, remote: str) -> None:

@@ -6,7 +6,14 @@ import sqlite3
 
 from ai_memory.core.errors import Forbidden
 from ai_memory.core.identity import Scope
-from ai_memory.core.principal import OPEN, Access, Principal, ProjectPolicy, access_to
+from ai_memory.core.principal import (
+    OPEN,
+    Access,
+    Principal,
+    ProjectPolicy,
+    access_to,
+    operator_owned,
+)
 
 POLICY = "SELECT visibility, created_by FROM projects WHERE workspace = ? AND name = ?"
 GRANTS = "SELECT user_id, access FROM project_grants WHERE workspace = ? AND project = ?"
@@ -17,19 +24,32 @@ FROM projects p
 LEFT JOIN project_grants g ON g.workspace = p.workspace AND g.project = p.name AND g.user_id = ?
 WHERE p.visibility = 'restricted'
 """
+# An old name of a renamed, moved or merged project that no project holds now: the hooks
+# still lead it to its target, so a user may not create a project under it.
+LIVE_ALIAS = """
+SELECT 1 FROM project_aliases a WHERE a.workspace = ? AND a.name = ?
+    AND NOT EXISTS (SELECT 1 FROM projects p WHERE p.workspace = a.workspace AND p.name = a.name)
+"""
 
 
 def policy(conn: sqlite3.Connection, scope: Scope) -> ProjectPolicy:
-    """A project's rule; a project that does not exist yet is open (its creator decides)."""
+    """A project's rule; a project that does not exist yet is open (its creator decides).
+
+    ``_global`` is the operator's whoever created it: its grants count even while it is
+    open, and no user is its creator."""
+    operator = operator_owned(scope.project)
     row = conn.execute(POLICY, (scope.workspace, scope.project)).fetchone()
-    if row is None or row["visibility"] == "open":
+    restricted = row is not None and row["visibility"] == "restricted"
+    if not restricted and not operator:
         return OPEN
     grants = {
         int(g["user_id"]): Access.of(g["access"])
         for g in conn.execute(GRANTS, (scope.workspace, scope.project))
     }
-    created_by = int(row["created_by"]) if row["created_by"] is not None else None
-    return ProjectPolicy("restricted", created_by, grants)
+    creator = None if operator or row is None else row["created_by"]
+    created_by = int(creator) if creator is not None else None
+    visibility = "restricted" if restricted else "open"
+    return ProjectPolicy(visibility, created_by, grants, operator_owned=operator)
 
 
 def access(conn: sqlite3.Connection, principal: Principal, scope: Scope) -> Access:
@@ -44,20 +64,43 @@ def hidden_projects(conn: sqlite3.Connection, principal: Principal) -> frozenset
         return frozenset()
     hidden = set()
     for row in conn.execute(RESTRICTED, (principal.user_id,)):
-        if row["created_by"] == principal.user_id or row["access"] is not None:
+        if row["access"] is not None:
+            continue
+        if row["created_by"] == principal.user_id and not operator_owned(row["name"]):
             continue
         hidden.add(Scope(row["workspace"], row["name"]))
     return frozenset(hidden)
 
 
-def authorize(conn: sqlite3.Connection, principal: Principal, scope: Scope, need: Access) -> None:
-    """The one check every route, tool and search runs before it reads a project's rows."""
+def authorize(
+    conn: sqlite3.Connection,
+    principal: Principal,
+    scope: Scope,
+    need: Access,
+    *,
+    asked: Scope | None = None,
+) -> None:
+    """The one check every route, tool and search runs before it reads a project's rows.
+
+    ``asked`` is the name the caller used when ``scope`` is what an old name led to: the
+    refusal names what they asked for, never the new name of a project they cannot read.
+    """
     if principal.admin:
         return
+    named = asked or scope
     if access(conn, principal, scope) >= need:
+        if need is Access.WRITE and _live_alias(conn, scope):
+            raise Forbidden(
+                f"user {principal.name!r} may not create project {named}: it is the old name "
+                "of a renamed project (an admin may create it)"
+            )
         return
     verb = "write to" if need is Access.WRITE else "read"
-    raise Forbidden(f"user {principal.name!r} may not {verb} project {scope}")
+    raise Forbidden(f"user {principal.name!r} may not {verb} project {named}")
+
+
+def _live_alias(conn: sqlite3.Connection, scope: Scope) -> bool:
+    return conn.execute(LIVE_ALIAS, (scope.workspace, scope.project)).fetchone() is not None
 
 
 # -- administration: showing and changing a project's rule and grants ----------------------
