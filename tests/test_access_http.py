@@ -10,6 +10,7 @@ fails :func:`test_every_route_is_in_the_matrix`.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -339,7 +340,7 @@ def test_status_counts_leave_out_what_a_user_may_not_read(team: Team) -> None:
     with server.client() as root:
         restricted = root.get("/api/v1/status?project=restricted").json()["project"]
         shared = root.get("/api/v1/status?workspace=team&project=_global").json()["project"]
-    names = ("pages", "versions", "sessions", "observations")
+    names = ("pages", "versions")
     assert counts["reader"]["projects"] == counts["admin"]["projects"]
     assert counts["writer"]["projects"] == counts["admin"]["projects"] - 1
     assert counts["none"]["projects"] == counts["admin"]["projects"] - 2
@@ -347,6 +348,22 @@ def test_status_counts_leave_out_what_a_user_may_not_read(team: Team) -> None:
         assert counts["reader"][name] == counts["admin"][name]
         assert counts["writer"][name] == counts["admin"][name] - shared[name]
         assert counts["none"][name] == counts["admin"][name] - restricted[name] - shared[name]
+    # Capture counts what each user's lists show: their own sessions and observations.
+    hidden = {"none": ["default/restricted", "team/_global"], "writer": ["team/_global"]}
+    with sqlite3.connect(db_path(server)) as conn:
+        for user in ("none", "reader", "writer"):
+            for name in ("sessions", "observations"):
+                sql = OWN_ROWS.format(table=name)
+                own = conn.execute(sql, (user, json.dumps(hidden.get(user, [])))).fetchone()[0]
+                assert counts[user][name] == own, (user, name)
+        every = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    assert counts["admin"]["sessions"] == every > counts["reader"]["sessions"]
+
+
+OWN_ROWS = """
+SELECT count(*) FROM {table} WHERE owner IS (SELECT id FROM users WHERE name = ?)
+    AND (workspace || '/' || project) NOT IN (SELECT value FROM json_each(?))
+"""
 
 
 def test_every_route_is_in_the_matrix(tmp_path: Path) -> None:
@@ -372,3 +389,20 @@ def test_a_web_decision_needs_write_access_before_its_form_is_read(team: Team) -
         url = f"/web/pending-writes/{number}/approve"
         answer = users[user].post(url, content="csrf=forged", headers=form)
         assert answer.status_code == 403 and want in answer.text, (user, answer.text[:300])
+
+
+def test_open_handoff_counts_match_each_users_handoff_list(team: Team) -> None:
+    """A private handoff counts for its owner (and admins), never for another user."""
+    server, users = team
+    body = {"project": "counted", "summary": "the writer's own plan"}
+    assert users["writer"].post("/api/v1/handoffs", json=body).status_code == 201
+    params = {"project": "counted"}
+    for user in USERS:
+        listed = users[user].get("/api/v1/handoffs", params=params).json()["handoffs"]
+        counted = users[user].get("/api/v1/status", params=params).json()["project"]
+        want = 1 if user in ("writer", "admin") else 0
+        assert counted["open_handoffs"] == want, user
+        if user != "admin":  # an admin's list holds others' only with any_owner
+            assert len(listed) == want, user
+    with server.client() as root:
+        assert root.get("/api/v1/status", params=params).json()["project"]["open_handoffs"] == 1

@@ -306,3 +306,62 @@ def test_a_project_the_caller_may_not_read_is_absent_from_multi_project_reads(
     assert outside["status"]["pages"] == admin["status"]["pages"] - locked_pages
     assert inside["status"]["pages"] == admin["status"]["pages"]
     assert MARKER not in str(outside["status"])
+
+
+COUNTED = "mx-counted"
+
+
+async def _counted(srv: ServerProcess, key: str) -> dict[str, Any]:
+    async with connect(srv, token=key) as client:
+        brief = await client.call_tool("memory_briefing", {"project": COUNTED})
+        status = await client.call_tool("memory_status", {"project": COUNTED})
+        found = await client.call_tool(
+            "memory_query", {"query": "wombat", "project": COUNTED, "explain": True}
+        )
+    return {
+        "briefing": brief.structured_content or {},
+        "status": status.structured_content or {},
+        "query": found.structured_content or {},
+    }
+
+
+def test_counts_and_explain_hold_only_what_the_callers_lists_show(
+    srv: ServerProcess, seeded: Seeded
+) -> None:
+    """The operator's session and private handoff: a user counts neither, and a search
+    hit on the session's page names none of its observations, even with explain."""
+    make_project(srv, WS, COUNTED)
+    with srv.client() as root:
+        hook = {"workspace": WS, "project": COUNTED, "agent": "claude-code", "session_id": "ct"}
+        prompt = {"prompt": "the wombat migration plan"}
+        root.post("/hook", params={**hook, "event": "UserPromptSubmit"}, json=prompt)
+        root.post("/hook", params={**hook, "event": "SessionEnd"}, json={})
+        root.post("/api/v1/sessions/flush", params={"timeout": 60})
+        body = {"workspace": WS, "project": COUNTED, "summary": "the operator's own plan"}
+        assert root.post("/api/v1/handoffs", json=body).status_code == 201
+    seen = {user: asyncio.run(_counted(srv, seeded.keys[user])) for user in ("none", "admin")}
+    with sqlite3.connect(db_path(srv)) as conn:
+        every = [
+            conn.execute(f"SELECT count(*) FROM {table} WHERE project = ?", (COUNTED,)).fetchone()[
+                0
+            ]
+            for table in ("sessions", "observations")
+        ]
+        sql = "SELECT count(*) FROM handoffs WHERE project = ? AND status = 'open'"
+        every.append(conn.execute(sql, (COUNTED,)).fetchone()[0])
+    names = ("sessions", "observations", "open_handoffs")
+    for user, want in (("none", [0, 0, 0]), ("admin", every)):
+        counts = seen[user]["briefing"]["counts"]
+        assert [counts[name] for name in names] == want, user
+        assert seen[user]["status"]["project"] == counts
+    assert seen["none"]["briefing"]["open_handoffs"] == []
+    assert min(every) > 0
+    hits = {
+        user: next(h for h in seen[user]["query"]["hits"] if h["path"] == "sessions/ct.md")
+        for user in seen
+    }
+    assert hits["admin"]["turns"] and hits["admin"]["explain"]["observation_id"]
+    assert hits["admin"]["explain"]["turns"]
+    assert not hits["none"].get("turns")
+    assert hits["none"]["explain"].get("observation_id") is None
+    assert hits["none"]["explain"].get("turns") is None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ai_memory.core.identity import Scope
 from ai_memory.core.kinds import RULE_PAGE_SQL
+from ai_memory.core.principal import Principal
 from ai_memory.hooks.handoffs import OPERATOR, VISIBLE, Viewer
 from ai_memory.store.counts import project_counts
 
@@ -55,24 +56,33 @@ SHOWN = ("rules", "slots", "pinned", "recent_pages")
 
 
 async def read_briefing(
-    runtime: Runtime, scope: Scope, limit: int, viewer: Viewer = OPERATOR
+    runtime: Runtime,
+    scope: Scope,
+    limit: int,
+    viewer: Viewer = OPERATOR,
+    who: Principal | None = None,
 ) -> dict[str, Any]:
     """The briefing of ``scope``, its shown pages counted as read (memory_briefing and
-    memory_explore both hand it on); only the handoffs ``viewer`` may claim."""
+    memory_explore both hand it on); only the handoffs ``viewer`` may claim, and counts of
+    what ``who``'s lists show."""
     from ai_memory.mcp.reinforce import reinforce
 
-    data = await runtime.readers.aread(lambda conn: briefing(conn, scope, limit, viewer))
+    data = await runtime.readers.aread(lambda conn: briefing(conn, scope, limit, viewer, who))
     reinforce(runtime, [item["page_id"] for key in SHOWN for item in data[key]])
     return data
 
 
 def briefing(
-    conn: sqlite3.Connection, scope: Scope, limit: int, viewer: Viewer = OPERATOR
+    conn: sqlite3.Connection,
+    scope: Scope,
+    limit: int,
+    viewer: Viewer = OPERATOR,
+    who: Principal | None = None,
 ) -> dict[str, Any]:
     params = (scope.workspace, scope.project)
     handoffs = (*params, *viewer.args(), limit)
     return {
-        "counts": project_counts(conn, scope),
+        "counts": project_counts(conn, scope, who),
         "rules": [_capped(r) for r in conn.execute(RULES, (*params, limit))],
         "slots": [_capped(r) for r in conn.execute(SLOTS, (*params, limit))],
         "pinned": [dict(r) for r in conn.execute(PINNED, (*params, limit))],

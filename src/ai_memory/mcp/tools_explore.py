@@ -45,7 +45,8 @@ def _explore_tool(deps: ToolDeps, slots: Slots) -> Any:
         async def work() -> dict[str, Any]:
             resolved = await deps.scope(ctx, workspace, project)
             runtime = deps.runtime()
-            data = await read_briefing(runtime, resolved.scope, limit, Viewer.of(principal(ctx)))
+            who = principal(ctx)
+            data = await read_briefing(runtime, resolved.scope, limit, Viewer.of(who), who)
             from ai_memory.consolidate.explore import explore  # the LLM edge
 
             label = str(resolved.scope)

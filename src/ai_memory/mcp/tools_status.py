@@ -13,6 +13,7 @@ from pydantic import Field
 from ai_memory import __version__
 from ai_memory.core.fence import NOTE
 from ai_memory.core.identity import Scope
+from ai_memory.core.principal import Principal
 from ai_memory.hooks.handoffs import Viewer
 from ai_memory.mcp.annotations import READ
 from ai_memory.mcp.args import Project, Workspace
@@ -60,8 +61,9 @@ def _status_tool(deps: ToolDeps) -> Any:
             resolved = await deps.scope(ctx, workspace, project)
             runtime = deps.runtime()
             hidden = await deps.hidden(ctx)
+            who = principal(ctx)  # a user counts their own sessions and handoffs
             data = await runtime.readers.aread(
-                lambda conn: visible_counts(conn, resolved.scope, hidden)
+                lambda conn: visible_counts(conn, resolved.scope, hidden, who)
             )
             return {"version": __version__, **data, "scope": resolved.to_dict()}
 
@@ -79,13 +81,14 @@ WHERE workspace || '/' || project NOT IN (SELECT value FROM json_each(?))
 
 
 def visible_counts(
-    conn: sqlite3.Connection, scope: Scope, hidden: frozenset[Scope]
+    conn: sqlite3.Connection, scope: Scope, hidden: frozenset[Scope], who: Principal
 ) -> dict[str, Any]:
     """The status counts without the projects the caller may not read, as if they did not
-    exist (no scan at all when nothing is hidden)."""
-    data = counts(conn, scope)
+    exist (no scan at all when nothing is hidden); only ``who``'s own capture unless an
+    admin."""
+    data = counts(conn, scope, who)
     for other in hidden:
-        part = project_counts(conn, other)
+        part = project_counts(conn, other, who)
         for name in ("pages", "versions", "sessions", "observations", "open_handoffs"):
             data[name] -= part[name]
         data["links"] -= conn.execute(HIDDEN_LINKS, (other.workspace, other.project)).fetchone()[0]
@@ -105,8 +108,8 @@ def _briefing_tool(deps: ToolDeps) -> Any:
     ) -> CallToolResult:
         async def work() -> dict[str, Any]:
             resolved = await deps.scope(ctx, workspace, project)
-            viewer = Viewer.of(principal(ctx))
-            data = await read_briefing(deps.runtime(), resolved.scope, limit, viewer)
+            who = principal(ctx)
+            data = await read_briefing(deps.runtime(), resolved.scope, limit, Viewer.of(who), who)
             return {**data, "note": NOTE, "scope": resolved.to_dict()}
 
         return await answer(work)

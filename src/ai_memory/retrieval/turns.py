@@ -55,11 +55,11 @@ def session_turns(
     matched = chosen_turns(conn, candidates, terms)
     who = acting()
     if not who.sees_every_owner():
-        ids = [obs.id for found in matched.values() for obs in found]
-        mine = readable_observations(conn, ids, who)
-        matched = {page: [o for o in found if o.id in mine] for page, found in matched.items()}
+        matched = _withhold(conn, who, matched, [detail for _, detail in carriers])
     for page_id, detail in carriers:
         detail["turns"] = matched[page_id]  # explain lists the turns the hit shows
+        if not detail["turns"] and not who.sees_every_owner():
+            del detail["turns"]  # withheld: explain says nothing of them either
     ids = [obs.id for found in matched.values() for obs in found]
     if not ids:
         return {}
@@ -102,6 +102,23 @@ def _turn(
         created_at=str(created_at),
         snippet=snippet(body, terms, {}, window=TURN_WORDS),
     )
+
+
+def _withhold(
+    conn: sqlite3.Connection,
+    who: Principal,
+    matched: dict[int, list[Any]],
+    details: list[dict[str, Any]],
+) -> dict[int, list[Any]]:
+    """The turns ``who`` may read; a vote's best observation they may not read is dropped
+    from its detail too, so ``explain`` names none of another user's observations."""
+    ids = [obs.id for found in matched.values() for obs in found]
+    ids += [int(d["observation_id"]) for d in details if "observation_id" in d]
+    mine = readable_observations(conn, ids, who)
+    for detail in details:
+        if detail.get("observation_id") not in mine:
+            detail.pop("observation_id", None)
+    return {page: [o for o in found if o.id in mine] for page, found in matched.items()}
 
 
 def readable_observations(conn: sqlite3.Connection, ids: list[int], who: Principal) -> set[int]:

@@ -1,4 +1,9 @@
-"""Counts of what the index holds, for status answers on every surface."""
+"""Counts of what the index holds, for status answers on every surface.
+
+A user who is not an admin counts what their lists show: their own sessions and
+observations, and the open handoffs they may claim (their own and shared ones).
+The operator and admins count every row with the same SQL as before users existed.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import sqlite3
 from typing import Any
 
 from ai_memory.core.identity import Scope
+from ai_memory.core.principal import Principal
 from ai_memory.store.migrations import current_version
 
 GLOBAL_COUNTS = {
@@ -29,25 +35,66 @@ PROJECT_COUNTS = {
     "AND status = 'open'",
 }
 
+# A user's own rows (the owner is the last parameter): what their session, observation and
+# handoff lists show.
+OWN_GLOBAL_COUNTS = {
+    "sessions": "SELECT count(*) FROM sessions WHERE owner IS ?",
+    "observations": "SELECT count(*) FROM observations WHERE owner IS ?",
+    "open_handoffs": "SELECT count(*) FROM handoffs WHERE status = 'open' "
+    "AND (owner IS ? OR shared = 1)",
+}
+OWN_PROJECT_COUNTS = {
+    "sessions": "SELECT count(*) FROM sessions WHERE workspace = ? AND project = ? AND owner IS ?",
+    "observations": "SELECT count(*) FROM observations WHERE workspace = ? AND project = ? "
+    "AND owner IS ?",
+    "open_handoffs": "SELECT count(*) FROM handoffs WHERE workspace = ? AND project = ? "
+    "AND status = 'open' AND (owner IS ? OR shared = 1)",
+}
 
-def counts(conn: sqlite3.Connection, scope: Scope | None) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        name: conn.execute(sql).fetchone()[0] for name, sql in GLOBAL_COUNTS.items()
-    }
+
+def counted_owner(who: Principal | None) -> tuple[bool, int | None]:
+    """(whether only one owner's rows count, that owner): every owner for admins."""
+    if who is None or who.sees_every_owner():
+        return False, None
+    return True, who.owner
+
+
+def counts(
+    conn: sqlite3.Connection, scope: Scope | None, who: Principal | None = None
+) -> dict[str, Any]:
+    result = _counted(conn, GLOBAL_COUNTS, OWN_GLOBAL_COUNTS, (), who)
     result["schema_version"] = current_version(conn)
     result["data_version"] = conn.execute("SELECT coalesce(max(id), 0) FROM audit_log").fetchone()[
         0
     ]
     if scope is not None:
-        result["project"] = project_counts(conn, scope)
+        result["project"] = project_counts(conn, scope, who)
     return result
 
 
-def project_counts(conn: sqlite3.Connection, scope: Scope) -> dict[str, Any]:
+def project_counts(
+    conn: sqlite3.Connection, scope: Scope, who: Principal | None = None
+) -> dict[str, Any]:
     """One project's counts alone (no scan of the whole database)."""
     params = (scope.workspace, scope.project)
-    return {
-        "workspace": scope.workspace,
-        "project": scope.project,
-        **{name: conn.execute(sql, params).fetchone()[0] for name, sql in PROJECT_COUNTS.items()},
-    }
+    counted = _counted(conn, PROJECT_COUNTS, OWN_PROJECT_COUNTS, params, who)
+    return {"workspace": scope.workspace, "project": scope.project, **counted}
+
+
+def _counted(
+    conn: sqlite3.Connection,
+    plain: dict[str, str],
+    owned: dict[str, str],
+    params: tuple[str, ...],
+    who: Principal | None,
+) -> dict[str, Any]:
+    """Each count of ``plain``; the owner-scoped one of ``owned`` for a user who is not an
+    admin (the same statement count either way)."""
+    own, owner = counted_owner(who)
+    result: dict[str, Any] = {}
+    for name, sql in plain.items():
+        if own and name in owned:
+            result[name] = conn.execute(owned[name], (*params, owner)).fetchone()[0]
+        else:
+            result[name] = conn.execute(sql, params).fetchone()[0]
+    return result

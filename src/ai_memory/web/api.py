@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ai_memory import __version__
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.kinds import Kind, Tier
+from ai_memory.core.principal import principal_in
 from ai_memory.core.validate import STORABLE, SqlId, Text
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
@@ -75,8 +76,9 @@ async def status(
     if scope is not None:
         await access.require_read(request, scope)
     hide = await access.hidden(request)
+    who = principal_in(request.scope)  # a user counts their own sessions and handoffs
     data = await runtime.readers.aread(
-        lambda conn: visible_counts(conn, scope, hide) if hide else counts(conn, scope)
+        lambda conn: visible_counts(conn, scope, hide, who) if hide else counts(conn, scope, who)
     )
     return {
         "version": __version__,

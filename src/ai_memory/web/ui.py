@@ -17,6 +17,7 @@ from fastapi.responses import RedirectResponse, Response
 from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import Scope
 from ai_memory.core.kinds import KINDS, TIERS
+from ai_memory.core.principal import principal_in
 from ai_memory.retrieval.models import SearchRequest
 from ai_memory.retrieval.search import search as run_search
 from ai_memory.runtime import Runtime
@@ -53,8 +54,9 @@ def build_router(token: str) -> APIRouter:
     @guard
     async def home(request: Request, runtime: RuntimeDep) -> Response:
         hide = await access.hidden(request)
+        who = principal_in(request.scope)
         data = await runtime.readers.aread(
-            lambda conn: ui_queries.home_page(conn, RECENT_PAGES, hide)
+            lambda conn: ui_queries.home_page(conn, RECENT_PAGES, hide, who)
         )
         return views.html("home.html", **data)
 

@@ -41,15 +41,26 @@ HOME_COUNTS = """
 SELECT (SELECT count(*) FROM sessions) AS sessions,
   (SELECT count(*) FROM handoffs WHERE status = 'open') AS open_handoffs
 """
+# A user who is not an admin: the projects they may read, their own sessions, and the open
+# handoffs they may claim (their own and shared ones), as the lists show them.
+_READABLE = "(workspace || '/' || project) NOT IN (SELECT value FROM json_each(?1))"
 HOME_COUNTS_VISIBLE = f"""
-SELECT (SELECT count(*) FROM sessions WHERE {not_hidden()}) AS sessions,
-  (SELECT count(*) FROM handoffs WHERE status = 'open' AND {not_hidden()}) AS open_handoffs
+SELECT (SELECT count(*) FROM sessions WHERE {_READABLE} AND owner IS ?2) AS sessions,
+  (SELECT count(*) FROM handoffs WHERE status = 'open' AND {_READABLE}
+    AND (owner IS ?2 OR shared = 1)) AS open_handoffs
 """
 PROJECT_COUNTS = """
 SELECT (SELECT count(*) FROM pages WHERE workspace = ?1 AND project = ?2) AS versions,
   (SELECT count(*) FROM sessions WHERE workspace = ?1 AND project = ?2) AS sessions,
   (SELECT count(*) FROM handoffs WHERE workspace = ?1 AND project = ?2 AND status = 'open')
     AS open_handoffs
+"""
+PROJECT_COUNTS_OWN = """
+SELECT (SELECT count(*) FROM pages WHERE workspace = ?1 AND project = ?2) AS versions,
+  (SELECT count(*) FROM sessions WHERE workspace = ?1 AND project = ?2 AND owner IS ?3)
+    AS sessions,
+  (SELECT count(*) FROM handoffs WHERE workspace = ?1 AND project = ?2 AND status = 'open'
+    AND (owner IS ?3 OR shared = 1)) AS open_handoffs
 """
 
 KIND_COUNTS = """
@@ -106,7 +117,11 @@ def project_page(
         handoffs = conn.execute(LIST_VISIBLE, args)
     timeline = session_queries.timeline(conn, scope, NO_CURSOR, sessions, NOTHING, viewer)
     kinds = kind_counts(conn, scope)
-    counted = conn.execute(PROJECT_COUNTS, (scope.workspace, scope.project)).fetchone()
+    if viewer is None or viewer.sees_every_owner():
+        counted = conn.execute(PROJECT_COUNTS, (scope.workspace, scope.project)).fetchone()
+    else:
+        own = (scope.workspace, scope.project, viewer.owner)
+        counted = conn.execute(PROJECT_COUNTS_OWN, own).fetchone()
     return {
         "counts": {"pages": sum(kinds.values()), **counted},
         "kinds": kinds,
@@ -118,15 +133,19 @@ def project_page(
 
 
 def home_page(
-    conn: sqlite3.Connection, recent: int, hide: frozenset[Scope] = NOTHING
+    conn: sqlite3.Connection,
+    recent: int,
+    hide: frozenset[Scope] = NOTHING,
+    viewer: Principal | None = None,
 ) -> dict[str, Any]:
     """The home page in one read: every project with its page count, totals, recent pages
-    (of the projects the viewer may read: ``hide`` holds the others)."""
+    (of the projects the viewer may read: ``hide`` holds the others; a ``viewer`` who is not
+    an admin counts their own sessions and the handoffs they may claim)."""
     projects = visible(pages.list_projects(conn), hide, "name")
     counted = (
-        conn.execute(HOME_COUNTS_VISIBLE, (hidden_json(hide),) * 2)
-        if hide
-        else conn.execute(HOME_COUNTS)
+        conn.execute(HOME_COUNTS)
+        if viewer is None or viewer.sees_every_owner()
+        else conn.execute(HOME_COUNTS_VISIBLE, (hidden_json(hide), viewer.owner))
     )
     totals = {
         "projects": len(projects),

@@ -1,7 +1,9 @@
 """The status counts as a user sees them: the projects they may not read left out.
 
 Only callers with something hidden come here; the operator's counts stay the
-plain ``store.counts`` ones (no extra condition on any scan).
+plain ``store.counts`` ones (no extra condition on any scan). Sessions,
+observations and open handoffs count only the user's own (and shared
+handoffs), as their lists show them.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import sqlite3
 from typing import Any
 
 from ai_memory.core.identity import Scope
-from ai_memory.store.counts import counts, project_counts
+from ai_memory.core.principal import Principal
+from ai_memory.store.counts import counted_owner, counts, project_counts
 from ai_memory.web.access import hidden_json, not_hidden
 
 _PROJECT = "(workspace || '/' || name) NOT IN (SELECT value FROM json_each(?))"
@@ -25,16 +28,30 @@ VISIBLE_COUNTS = {
     "observations": f"SELECT count(*) FROM observations WHERE {not_hidden()}",
     "open_handoffs": f"SELECT count(*) FROM handoffs WHERE status = 'open' AND {not_hidden()}",
 }
+# The same for a user's own rows (the owner is the second parameter).
+VISIBLE_OWN_COUNTS = {
+    "sessions": f"SELECT count(*) FROM sessions WHERE {not_hidden()} AND owner IS ?",
+    "observations": f"SELECT count(*) FROM observations WHERE {not_hidden()} AND owner IS ?",
+    "open_handoffs": f"SELECT count(*) FROM handoffs WHERE status = 'open' AND {not_hidden()} "
+    "AND (owner IS ? OR shared = 1)",
+}
 
 
 def visible_counts(
-    conn: sqlite3.Connection, scope: Scope | None, hide: frozenset[Scope]
+    conn: sqlite3.Connection,
+    scope: Scope | None,
+    hide: frozenset[Scope],
+    who: Principal | None = None,
 ) -> dict[str, Any]:
     """``store.counts`` with every row of a project in ``hide`` left out."""
     result = counts(conn, None)
-    param = (hidden_json(hide),)
+    own, owner = counted_owner(who)
+    param = hidden_json(hide)
     for name, sql in VISIBLE_COUNTS.items():
-        result[name] = conn.execute(sql, param).fetchone()[0]
+        if own and name in VISIBLE_OWN_COUNTS:
+            result[name] = conn.execute(VISIBLE_OWN_COUNTS[name], (param, owner)).fetchone()[0]
+        else:
+            result[name] = conn.execute(sql, (param,)).fetchone()[0]
     if scope is not None:
-        result["project"] = project_counts(conn, scope)
+        result["project"] = project_counts(conn, scope, who)
     return result
