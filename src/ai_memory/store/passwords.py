@@ -10,6 +10,7 @@ signs out every browser that used the old one.
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,13 +52,16 @@ class Account:
 
 
 def check_rules(password: str) -> None:
-    """A password the server accepts: 8 to 1024 characters, not only spaces."""
+    """A password the server accepts: 8 to 1024 characters, not only spaces, and no control
+    characters (NUL, escape, newline...: no keyboard types them into a sign-in form)."""
     if len(password) < MIN_LENGTH:
         raise InvalidInput(f"a password needs at least {MIN_LENGTH} characters")
     if not password.strip():
         raise InvalidInput("a password may not be only spaces")
     if len(password) > MAX_LENGTH:
         raise InvalidInput(f"a password may have at most {MAX_LENGTH} characters")
+    if any(unicodedata.category(char) == "Cc" for char in password):
+        raise InvalidInput("a password may not hold control characters (NUL, tab, escape...)")
 
 
 def hash_password(password: str) -> str:

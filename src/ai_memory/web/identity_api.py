@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import Forbidden
@@ -41,7 +41,7 @@ RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 class UserBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: Name
-    admin: bool = False
+    admin: StrictBool = False  # "yes", "on" or 1 is a mistake, not an admin
 
 
 class KeyBody(BaseModel):
