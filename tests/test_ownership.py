@@ -559,3 +559,22 @@ def test_the_hook_drain_delivers_only_what_its_own_key_captured(
     assert (report.delivered, report.remaining) == (1, 2)
     owners = rows(srv, "SELECT session_id, owner FROM sessions WHERE project = 'own-drain'")
     assert owners == [("hd-alice", user_id(srv, "alice"))]
+
+
+def test_the_timeline_shows_another_users_session_id_only_once_its_page_exists(
+    srv: ServerProcess, keys: dict[str, str], captured: dict[str, str]
+) -> None:
+    """Bob sees alice's running session as 'another user's session' (no id, no link);
+    her ended one links to its session page, not to her raw events."""
+    with as_user(srv, keys["alice"]) as alice:
+        prompt = {"prompt": "alice is mid-way"}
+        assert post(alice, OWN, "own-running-a", "UserPromptSubmit", prompt) == 202
+        mine = alice.get(f"/web/{WS}/{OWN}/sessions").text
+    assert "own-running-a" in mine and "/session/own-running-a" in mine
+    with as_user(srv, keys["bob"]) as bob:
+        for url in (f"/web/{WS}/{OWN}/sessions", "/web/sessions", f"/web/{WS}/{OWN}"):
+            page = bob.get(url)
+            assert page.status_code == 200, page.text
+            assert "own-running-a" not in page.text and "another user&#39;s session" in page.text
+            assert "/session/own-a" not in page.text and "sessions/own-a.md" in page.text
+            assert "/session/own-b" in page.text  # his own: the raw view

@@ -1,7 +1,10 @@
 """The reads behind the sessions timeline and the session view.
 
 A viewer sees raw events (a session's first prompt, its observations) only of the
-sessions they own; admins and the operator see every owner's.
+sessions they own; admins and the operator see every owner's. Of another user's
+session the timeline shows its page's title, agent, time and outcome, and its id only
+once its session page exists (the page, and so its path, is readable project content):
+the id of a session still running is its owner's alone.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from ai_memory.core.principal import Principal
 from ai_memory.web.access import NOTHING, hidden_json, not_hidden
 
 TITLE_CHARS = 120
+UNNAMED = "another user's session"
 # The failed-calls condition is the one of the partial index observations_failed
 # (migration 10): keep the two the same, or the count reads every event again.
 SESSION_FIELDS = """
@@ -108,9 +112,14 @@ def sees_raw(viewer: Principal | None, row: sqlite3.Row) -> bool:
 
 def session_row(row: sqlite3.Row, raw: bool = True) -> dict[str, Any]:
     data = dict(row)
+    data["readable"] = raw
     if not raw:
         data["first_prompt"] = None
-    title = data["page_title"] or _first_line(data["first_prompt"]) or data["session_id"]
+        if data["page_path"] is None:
+            data["session_id"] = None
+    title = (
+        data["page_title"] or _first_line(data["first_prompt"]) or data["session_id"] or UNNAMED
+    )
     data["title"] = title[:TITLE_CHARS]
     end = data["ended_at"] or data["last_event_at"]
     data["duration"] = duration(data["started_at"], end)
