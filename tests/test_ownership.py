@@ -578,3 +578,14 @@ def test_the_timeline_shows_another_users_session_id_only_once_its_page_exists(
             assert "own-running-a" not in page.text and "another user&#39;s session" in page.text
             assert "/session/own-a" not in page.text and "sessions/own-a.md" in page.text
             assert "/session/own-b" in page.text  # his own: the raw view
+
+
+def test_the_briefing_lists_only_the_callers_own_recent_sessions(
+    srv: ServerProcess, keys: dict[str, str], captured: dict[str, str]
+) -> None:
+    bob = data(call(srv, keys["bob"], "memory_briefing", project=OWN))["recent_sessions"]
+    assert "own-b" in {s["session_id"] for s in bob}
+    owned = rows(srv, "SELECT session_id FROM sessions WHERE owner = ?", user_id(srv, "bob"))
+    assert {s["session_id"] for s in bob} <= {r[0] for r in owned}
+    admin = data(call(srv, keys["ada"], "memory_briefing", project=OWN))["recent_sessions"]
+    assert {"own-a", "own-b"} <= {s["session_id"] for s in admin}

@@ -10,6 +10,7 @@ from ai_memory.core.identity import Scope
 from ai_memory.core.kinds import RULE_PAGE_SQL
 from ai_memory.core.principal import Principal
 from ai_memory.hooks.handoffs import OPERATOR, VISIBLE, Viewer
+from ai_memory.hooks.observations import OWNED, owner_args
 from ai_memory.store.counts import project_counts
 
 if TYPE_CHECKING:
@@ -38,9 +39,11 @@ SELECT path, title, id AS page_id, kind, created_at FROM pages
 WHERE workspace = ? AND project = ? AND is_latest = 1
 ORDER BY created_at DESC, id DESC LIMIT ?
 """
-SESSIONS = """
+# The caller's own sessions (admins and the operator: all), as their counts and the
+# sessions list: another user's session id is not handed out.
+SESSIONS = f"""
 SELECT session_id, agent, started_at, last_event_at, ended_at, end_reason, page_id
-FROM sessions WHERE workspace = ? AND project = ?
+FROM sessions WHERE workspace = ? AND project = ? AND {OWNED}
 ORDER BY last_event_at DESC LIMIT ?
 """
 # Only those the caller may claim: their own and shared ones.
@@ -81,13 +84,14 @@ def briefing(
 ) -> dict[str, Any]:
     params = (scope.workspace, scope.project)
     handoffs = (*params, *viewer.args(), limit)
+    mine = owner_args(who)
     return {
         "counts": project_counts(conn, scope, who),
         "rules": [_capped(r) for r in conn.execute(RULES, (*params, limit))],
         "slots": [_capped(r) for r in conn.execute(SLOTS, (*params, limit))],
         "pinned": [dict(r) for r in conn.execute(PINNED, (*params, limit))],
         "recent_pages": [dict(r) for r in conn.execute(RECENT, (*params, limit))],
-        "recent_sessions": [dict(r) for r in conn.execute(SESSIONS, (*params, limit))],
+        "recent_sessions": [dict(r) for r in conn.execute(SESSIONS, (*params, *mine, limit))],
         "open_handoffs": [_handoff(r) for r in conn.execute(OPEN_HANDOFFS, handoffs)],
     }
 
