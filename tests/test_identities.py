@@ -387,6 +387,10 @@ def test_a_renamed_projects_old_name_is_neither_told_nor_claimed(team: Team) -> 
             "user 'al-outsider' may not read project default/al-before"
         )
         assert "al-after" not in answer.text
+    params = {"event": "UserPromptSubmit", "agent": "claude-code", "project": "al-before"}
+    hook = team.call(outsider, "POST", "/hook", params=params, json={"prompt": "hi"})
+    assert hook.status_code == 403, hook.text
+    assert hook.json()["message"] == "user 'al-outsider' may not write to project default/al-before"
     claim = team.call(
         outsider, "PUT", "/api/v1/projects/default/al-before/pages/x.md", json={"body": "mine"}
     )

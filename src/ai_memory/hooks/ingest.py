@@ -85,6 +85,7 @@ class HookEvent:
     observation: SanitizedObservation
     remote: str | None = None
     occurred_at: str | None = None  # when it happened, if not now (an imported transcript)
+    asked: Scope | None = None  # the old project name it came under, when an alias led it here
 
 
 @dataclass(frozen=True, slots=True)

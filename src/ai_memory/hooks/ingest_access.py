@@ -34,26 +34,30 @@ def refusals(
     """Why each refused event (by index) may not be stored; empty when all may.
 
     One lookup per session (its unique index): the operator's path reads no grants."""
-    writable: dict[Scope, str | None] = {}
+    writable: dict[tuple[Scope, Scope | None], str | None] = {}
     owners: dict[tuple[Scope, str], str | None] = {}
     refused: dict[int, str] = {}
     for index, event in enumerate(events):
-        scope = event.scope
-        if scope not in writable:
-            writable[scope] = _write_problem(conn, who, scope)
+        scope, asked = event.scope, event.asked
+        if (scope, asked) not in writable:
+            writable[(scope, asked)] = _write_problem(conn, who, scope, asked)
         key = (scope, event.observation.session_id)
         if key not in owners:
             owners[key] = _session_problem(conn, who, *key)
-        problem = writable[scope] or owners[key]
+        problem = writable[(scope, asked)] or owners[key]
         if problem is not None:
             refused[index] = problem
     return refused
 
 
-def _write_problem(conn: sqlite3.Connection, who: Principal, scope: Scope) -> str | None:
+def _write_problem(
+    conn: sqlite3.Connection, who: Principal, scope: Scope, asked: Scope | None
+) -> str | None:
+    """Why ``who`` may not write to ``scope``, naming it as ``asked`` for (an old name is
+    not told where it leads)."""
     if project_access.access(conn, who, scope) >= Access.WRITE:
         return None
-    return f"user {who.name!r} may not write to project {scope}"
+    return f"user {who.name!r} may not write to project {asked or scope}"
 
 
 def _session_problem(

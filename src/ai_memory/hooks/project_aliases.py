@@ -46,4 +46,6 @@ class ProjectAliases:
         moved = self._sessions.get((event.scope, sid)) or self._sessions.get((scope, sid))
         if moved is not None:
             scope = self.scope(moved)
-        return event if scope == event.scope else replace(event, scope=scope)
+        if scope == event.scope:
+            return event
+        return replace(event, scope=scope, asked=event.asked or event.scope)
