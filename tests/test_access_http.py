@@ -404,5 +404,7 @@ def test_open_handoff_counts_match_each_users_handoff_list(team: Team) -> None:
         assert counted["open_handoffs"] == want, user
         if user != "admin":  # an admin's list holds others' only with any_owner
             assert len(listed) == want, user
+        page = users[user].get("/web/default/counted").text
+        assert f"0 sessions · {want} open handoffs" in page, user
     with server.client() as root:
         assert root.get("/api/v1/status", params=params).json()["project"]["open_handoffs"] == 1
