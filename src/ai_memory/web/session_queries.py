@@ -117,9 +117,7 @@ def session_row(row: sqlite3.Row, raw: bool = True) -> dict[str, Any]:
         data["first_prompt"] = None
         if data["page_path"] is None:
             data["session_id"] = None
-    title = (
-        data["page_title"] or _first_line(data["first_prompt"]) or data["session_id"] or UNNAMED
-    )
+    title = data["page_title"] or _first_line(data["first_prompt"]) or data["session_id"] or UNNAMED
     data["title"] = title[:TITLE_CHARS]
     end = data["ended_at"] or data["last_event_at"]
     data["duration"] = duration(data["started_at"], end)
