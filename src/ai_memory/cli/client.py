@@ -28,11 +28,22 @@ _BY_CODE: dict[str, type[errors.AiMemoryError]] = {
 }
 
 
+def needs_tls(url: str) -> bool:
+    """Plain-HTTP servers need no TLS context: loading the CA bundle costs ~50 ms per command,
+    and redirects are not followed, so nothing can switch the client to https later."""
+    return url.lower().startswith("https://")
+
+
 class ApiClient:
     def __init__(self, base_url: str, token: str | None, timeout: float = 30.0) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            headers=headers,
+            timeout=timeout,
+            verify=needs_tls(self.base_url),
+        )
 
     def close(self) -> None:
         self._http.close()

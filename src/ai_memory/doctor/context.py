@@ -61,8 +61,12 @@ class DoctorContext:
         if self._http is None:
             token = self.token
             headers = {"Authorization": f"Bearer {token}"} if token else {}
+            url = self.server_url or ""
             self._http = httpx.Client(
-                base_url=self.server_url or "", headers=headers, timeout=self.timeout_s
+                base_url=url,
+                headers=headers,
+                timeout=self.timeout_s,
+                verify=url.lower().startswith("https://"),  # no CA bundle load for http
             )
         return self._http
 
