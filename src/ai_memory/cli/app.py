@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -20,6 +20,7 @@ from ai_memory.cli import llm_test as llm_test_commands
 from ai_memory.cli import login as login_commands
 from ai_memory.cli import mcp as mcp_commands
 from ai_memory.cli import messages as message_commands
+from ai_memory.cli import page_writes as page_write_commands
 from ai_memory.cli import passwords as password_commands
 from ai_memory.cli import pending_writes as pending_commands
 from ai_memory.cli import project_access as project_access_commands
@@ -39,8 +40,7 @@ from ai_memory.cli.options import (
     scope_for,
 )
 from ai_memory.cli.output import emit_json, err, keep_whole, out, styled, write_text
-from ai_memory.core.errors import AiMemoryError, InvalidInput
-from ai_memory.core.kinds import Kind
+from ai_memory.core.errors import AiMemoryError
 
 app = typer.Typer(
     name="ai-memory",
@@ -284,73 +284,6 @@ def read_page(
     write_text(page["body"])
 
 
-@app.command("write-page")
-def write_page(
-    path: Annotated[str, typer.Argument(help="Page path inside the project, e.g. decisions/db.md")],
-    data_dir: DataDir = None,
-    server: ServerUrl = None,
-    workspace: Workspace = None,
-    project: Project = None,
-    file: Annotated[
-        Path | None, typer.Option("--file", "-f", help="Read the body from this file.")
-    ] = None,
-    title: Annotated[str | None, typer.Option(help="Page title.")] = None,
-    kind: Annotated[Kind | None, typer.Option(help="Page kind.")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag; repeatable.")] = None,
-    pinned: Annotated[bool | None, typer.Option("--pinned/--not-pinned")] = None,
-    expected_page_id: Annotated[
-        int | None, typer.Option(help="Write only if the page is still at this version id.")
-    ] = None,
-    create_only: Annotated[
-        bool, typer.Option(help="Write only if the page does not exist.")
-    ] = False,
-    as_json: Json = False,
-) -> None:
-    """Write a page; the body comes from --file or standard input."""
-    raw = file.read_bytes() if file else sys.stdin.buffer.read()
-    try:
-        body = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"the page body is not UTF-8: {exc.reason} at byte {exc.start}") from exc
-    payload: dict[str, Any] = {"body": body, "create_only": create_only}
-    for key, value in (
-        ("title", title),
-        ("kind", kind),
-        ("tags", tag),
-        ("pinned", pinned),
-        ("expected_page_id", expected_page_id),
-    ):
-        if value is not None:
-            payload[key] = value
-    ref = scope_for(workspace, project).page(path)
-    result = client_for(load_config(data_dir), server).write_page(ref, payload)
-    if as_json:
-        emit_json(result)
-    elif result["changed"]:
-        out.print(
-            f"wrote {result['path']} (page_id {result['page_id']}, version {result['version']})"
-        )
-    else:
-        out.print(f"{result['path']} unchanged (page_id {result['page_id']})")
-
-
-@app.command("delete-page")
-def delete_page(
-    path: Annotated[str, typer.Argument(help="Page path inside the project.")],
-    data_dir: DataDir = None,
-    server: ServerUrl = None,
-    workspace: Workspace = None,
-    project: Project = None,
-    expected_page_id: Annotated[
-        int | None, typer.Option(help="Delete only if the page is still at this version id.")
-    ] = None,
-) -> None:
-    """Delete a page (its history stays readable)."""
-    ref = scope_for(workspace, project).page(path)
-    result = client_for(load_config(data_dir), server).delete_page(ref, expected_page_id)
-    out.print(f"deleted {result['path']} (was page_id {result['page_id']})")
-
-
 @app.command()
 def history(
     path: Annotated[str, typer.Argument(help="Page path inside the project.")],
@@ -382,3 +315,6 @@ def history(
             str(v["version"]), str(v["page_id"]), v["title"], v["created_at"], v["actor"], state
         )
     out.print(table)
+
+
+page_write_commands.register(app)  # last, so --help lists them after the reads
