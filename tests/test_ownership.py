@@ -556,7 +556,7 @@ def test_the_hook_drain_delivers_only_what_its_own_key_captured(
             entry["key_id"] = key_id(key)
         spool.write(str(folder), spool.new_ingest_key(), entry)
     report = drain(tmp_path, srv.url, keys["alice"], timeout_s=30)
-    assert (report.delivered, report.remaining) == (1, 2)
+    assert (report.delivered, report.remaining, report.others) == (1, 2, 2)
     owners = rows(srv, "SELECT session_id, owner FROM sessions WHERE project = 'own-drain'")
     assert owners == [("hd-alice", user_id(srv, "alice"))]
 

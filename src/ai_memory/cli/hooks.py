@@ -136,12 +136,18 @@ def hook_drain(
     summary = f"delivered {report.delivered} event(s)"
     if report.rejected:
         summary += f"; {report.rejected} refused as invalid (set aside in spool/rejected/)"
-    if report.remaining:
+    if report.others:
+        summary += (
+            f"; {report.others} captured with another key or token stay spooled for it"
+            " (they are never delivered as yours)"
+        )
+    if report.remaining > report.others:
+        stuck = report.remaining - report.others
         raise Unavailable(
-            f"{summary}; {report.remaining} event(s) could not be delivered and stay spooled"
+            f"{summary}; {stuck} event(s) could not be delivered and stay spooled"
             " (see logs/hook.log)"
         )
-    out.print(f"{summary}; nothing left in the spool")
+    out.print(summary if report.others else f"{summary}; nothing left in the spool")
 
 
 def finalize_session(

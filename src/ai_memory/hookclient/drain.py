@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ai_memory.hookclient import spool
-from ai_memory.hookclient.deliver import key_id, retry_spooled
+from ai_memory.hookclient.deliver import key_id, load, retry_spooled
 from ai_memory.hookclient.transport import Transport
 
 # The server takes at most 256 items in one batch.
@@ -21,6 +21,7 @@ class DrainReport:
     rejected: int  # refused as invalid, set aside in spool/rejected/
     remaining: int  # still spooled
     reachable: bool
+    others: int = 0  # of those, captured with another credential (left for it)
 
 
 def drain(
@@ -57,4 +58,6 @@ def drain(
             time.sleep(SATURATED_PAUSE_S)
     finally:
         transport.close()
-    return DrainReport(delivered, rejected, len(spool.pending(folder)), not transport.down)
+    left = spool.pending(folder)
+    others = sum(1 for item in load(folder, left) if item.key_id != key_id(token))
+    return DrainReport(delivered, rejected, len(left), not transport.down, others)
