@@ -14,13 +14,46 @@ an operator would: ``make_user`` returns a fresh API key for the new user, which
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
+import subprocess
+import sys
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
 from tests.conftest import ServerProcess
+
+
+def cli_in_process(
+    *args: str, env: Mapping[str, str], stdin: bytes | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the real command line's entry (``run_app``: its parsing, its error lines and exit
+    codes) in this process, in ``env`` alone: a subprocess costs a second or more of start-up
+    per command, which only a test of the installed entry point needs to pay."""
+    from click.testing import CliRunner
+
+    from ai_memory.cli.app import run_app
+
+    only = {**{name: None for name in os.environ if name not in env}, **env}
+    argv = sys.argv
+    with CliRunner().isolation(input=stdin, env=only) as (stdout, stderr, _):
+        sys.argv = ["ai-memory", *args]
+        try:
+            run_app()
+            code: int = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+            if isinstance(exc.code, str):  # as the interpreter prints it
+                print(exc.code, file=sys.stderr)
+        finally:
+            sys.argv = argv
+            sys.stdout.flush()  # plain writes wait in the wrapper's buffer
+            sys.stderr.flush()
+        shown = stdout.getvalue().decode(), stderr.getvalue().decode()
+    return subprocess.CompletedProcess(["ai-memory", *args], code, *shown)
 
 
 def _ok(response: httpx.Response) -> dict[str, Any]:

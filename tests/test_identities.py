@@ -1,8 +1,11 @@
 """Users and API keys on one running server: the CLI, the admin routes, the hook client.
 
-One server for the module; each test names its own users and projects. The last
-test greps everything the server wrote (its log, the audit log, the database and
-its WAL, every error answer) for every key the module created.
+One server for the module; each test names its own users and projects, beside the
+fixture's user ``ada`` and her project ``ada-notes``. Commands run in process through
+the real entry function; one of each family (user, api-key, project, login, status)
+runs as a real subprocess. The last test greps everything the server wrote (its log,
+the audit log, the database and its WAL, every error answer) for every key the module
+created.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from ai_memory.config import Config
 from ai_memory.maintenance.init import initialise
 from tests.conftest import AI_MEMORY, ServerProcess, clean_env
 from tests.hooks_support import make_checkout, run_hook
-from tests.team_support import as_user, make_key, make_user
+from tests.team_support import as_user, cli_in_process, make_key, make_user
 
-# About thirty real command-line runs against one server.
+# Five real command-line subprocesses, a real hook client run and about twenty-five
+# commands in process, against one server.
 pytestmark = pytest.mark.slow
 PAGE = "/api/v1/projects/default/{p}/pages/notes/a.md"
 
@@ -43,6 +47,13 @@ class Team:
     def cli(
         self, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
+        """The command's run in this process, through the CLI's real entry function."""
+        return cli_in_process(*args, env=env or self.env, stdin=stdin)
+
+    def real_cli(
+        self, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """The installed command line as a subprocess: its start-up and exit status."""
         proc = subprocess.run(
             [*AI_MEMORY, *args],
             input=stdin,
@@ -54,10 +65,11 @@ class Team:
             proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
         )
 
-    def admin(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def admin(self, *args: str, real: bool = False) -> subprocess.CompletedProcess[str]:
         """As the operator on the server's machine: the data dir's lock shows a server owns it."""
         env = {**self.env, "AI_MEMORY_SERVER_URL": self.server.url}
-        return self.cli(*args, "--data-dir", str(self.server.data_dir), env=env)
+        run = self.real_cli if real else self.cli
+        return run(*args, "--data-dir", str(self.server.data_dir), env=env)
 
     def key(self, user: str, admin: bool = False) -> str:
         key = make_user(self.server, user, admin=admin)
@@ -85,16 +97,19 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
     initialise(Config.load(root / "data", {}))
     server = ServerProcess(root / "data").start()
     try:
-        yield Team(server, root / "home")
+        team = Team(server, root / "home")
+        ada = team.key("ada")  # a user and a project of hers that tests may lean on
+        assert team.call(ada, "PUT", PAGE.format(p="ada-notes"), json={"body": "ada"}).is_success
+        yield team
     finally:
         server.stop()
 
 
 def test_users_and_keys_through_the_cli_ask_the_running_server(team: Team) -> None:
-    added = team.admin("user", "add", "alice")
+    added = team.admin("user", "add", "alice", real=True)
     assert added.returncode == 0, added.stderr
     assert "added user alice" in added.stdout
-    created = team.admin("api-key", "create", "--user", "alice", "--label", "laptop")
+    created = team.admin("api-key", "create", "--user", "alice", "--label", "laptop", real=True)
     assert created.returncode == 0, created.stderr
     key = created.stdout.strip()
     team.keys.append(key)
@@ -164,9 +179,9 @@ def test_admin_routes_refuse_a_users_key_and_accept_an_admins(team: Team) -> Non
         ("POST", "/admin/api-keys", {"user": "carol"}),
         ("GET", "/admin/api-keys", None),
         ("POST", "/admin/users/carol/disable", None),
-        ("GET", "/admin/projects/default/alice-notes/access", None),
-        ("PUT", "/admin/projects/default/alice-notes/access", {"visibility": "restricted"}),
-        ("PUT", "/admin/projects/default/alice-notes/grants/carol", {"access": "write"}),
+        ("GET", "/admin/projects/default/ada-notes/access", None),
+        ("PUT", "/admin/projects/default/ada-notes/access", {"visibility": "restricted"}),
+        ("PUT", "/admin/projects/default/ada-notes/grants/carol", {"access": "write"}),
     ]
     for method, url, body in routes:
         refused = team.call(plain, method, url, json=body)
@@ -186,7 +201,7 @@ def test_admin_routes_refuse_a_users_key_and_accept_an_admins(team: Team) -> Non
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("user", "add", "alice"), "a user named 'alice' already exists"),
+        (("user", "add", "ada"), "a user named 'ada' already exists"),
         (("user", "add", "Not OK"), "invalid user name 'Not OK'"),
         (("api-key", "create", "--user", "nobody"), "no user named 'nobody'"),
         (("api-key", "revoke", "not-a-prefix"), "not a key prefix"),
@@ -210,7 +225,7 @@ def test_bad_input_over_http_is_a_4xx_naming_it(team: Team) -> None:
             (root.get("/admin/api-keys", params={"user": "nobody"}), 404, "no user named"),
             (root.post("/admin/api-keys/abcdefghij/revoke"), 404, "no key with that prefix"),
             (
-                root.delete("/admin/projects/default/alice-notes/grants/alice"),
+                root.delete("/admin/projects/default/ada-notes/grants/ada"),
                 404,
                 "has no grant",
             ),
@@ -218,12 +233,12 @@ def test_bad_input_over_http_is_a_4xx_naming_it(team: Team) -> None:
             (root.post("/admin/api-keys", json={"user": "ghost"}), 404, "no user named"),
             (root.post("/admin/api-keys/zzz/revoke"), 400, "not a key prefix"),
             (
-                root.put("/admin/projects/default/alice-notes/access", json={"visibility": "x"}),
+                root.put("/admin/projects/default/ada-notes/access", json={"visibility": "x"}),
                 422,
                 "visibility",
             ),
             (
-                root.put("/admin/projects/default/nope/grants/alice", json={"access": "read"}),
+                root.put("/admin/projects/default/nope/grants/ada", json={"access": "read"}),
                 404,
                 "no project default/nope",
             ),
@@ -238,8 +253,8 @@ def test_project_access_through_the_cli(team: Team) -> None:
     assert team.call(
         team.keys[0], "PUT", PAGE.format(p="fay-shared"), json={"body": "x"}
     ).is_success
-    shown = team.admin("project", "access", "default/fay-shared")
-    assert "default/fay-shared: open, created by alice" in shown.stdout
+    shown = team.admin("project", "access", "default/fay-shared", real=True)
+    assert "default/fay-shared: open, created by ada" in shown.stdout
     restricted = team.admin("project", "access", "fay-shared", "--visibility", "restricted")
     assert "restricted" in restricted.stdout, restricted.stderr
     granted = team.admin(
@@ -247,7 +262,7 @@ def test_project_access_through_the_cli(team: Team) -> None:
     )
     assert "fay: read" in granted.stdout, granted.stderr
     rule = json.loads(team.admin("project", "access", "default/fay-shared", "--json").stdout)
-    assert rule["visibility"] == "restricted" and rule["created_by"] == "alice"
+    assert rule["visibility"] == "restricted" and rule["created_by"] == "ada"
     assert [(g["user"], g["access"]) for g in rule["grants"]] == [("fay", "read")]
     assert team.admin("project", "revoke", "default/fay-shared", "-u", "fay").returncode == 0
     rule = json.loads(team.admin("project", "access", "default/fay-shared", "--json").stdout)
@@ -257,7 +272,7 @@ def test_project_access_through_the_cli(team: Team) -> None:
 def test_removing_a_user_revokes_keys_drops_grants_and_keeps_what_they_own(team: Team) -> None:
     key = team.key("gil")
     assert team.call(key, "PUT", PAGE.format(p="gil-notes"), json={"body": "gil"}).is_success
-    team.admin("project", "grant", "default/alice-notes", "-u", "gil", "--access", "write")
+    team.admin("project", "grant", "default/ada-notes", "-u", "gil", "--access", "write")
     removed = team.admin("user", "remove", "gil")
     assert "1 key(s) revoked, 1 grant(s) dropped; what they own is kept" in removed.stdout
     assert team.call(key, "GET", "/api/v1/projects").status_code == 401
@@ -279,7 +294,7 @@ def test_a_hook_from_a_signed_in_machine_is_owned_by_its_user_and_the_key_is_red
     key = team.key("hana")
     bad = team.cli("login", "--server", team.server.url, "--key-stdin", stdin=b"aim_nope\n")
     assert bad.returncode == 1 and "not an ai-memory API key" in bad.stderr
-    signed = team.cli("login", "--server", team.server.url, "--key-stdin", stdin=key.encode())
+    signed = team.real_cli("login", "--server", team.server.url, "--key-stdin", stdin=key.encode())
     assert signed.returncode == 0, signed.stderr
     assert "as hana" in signed.stdout
     credential = team.home / "config" / "ai-memory" / "client.toml"
@@ -325,6 +340,8 @@ def wait_for_owner(team: Team, session_id: str) -> int | None:
 
 
 def test_status_and_the_health_page_count_users_and_active_keys(team: Team) -> None:
+    for n in range(5):  # enough to count, whichever tests ran before
+        team.key(f"st-{n}")
     with team.db() as conn:
         users = conn.execute("SELECT count(*) FROM users WHERE disabled_at IS NULL").fetchone()[0]
         keys = conn.execute(
@@ -338,7 +355,7 @@ def test_status_and_the_health_page_count_users_and_active_keys(team: Team) -> N
     assert counted == {"users": users, "active_keys": keys}
     assert f'id="users-count">{users}<' in page.text
     assert f'id="keys-count">{keys}<' in page.text
-    shown = team.admin("status")
+    shown = team.admin("status", real=True)
     assert f"{users} ({keys} active API keys)" in shown.stdout, shown.stdout + shown.stderr
 
 
@@ -422,6 +439,9 @@ def test_admin_routes_take_strict_booleans_and_refuse_control_characters(team: T
 
 def test_no_key_is_logged_audited_stored_or_answered(team: Team) -> None:
     """Last in the module: every key created above, searched for everywhere."""
+    for n in range(6 - len(team.keys)):  # run alone: keys that were used and refused
+        key = team.key(f"nk-{n}")
+        assert team.call(key, "GET", "/admin/users").status_code == 403
     assert len(team.keys) >= 6
     data = team.server.data_dir
     with team.db() as conn:
