@@ -20,6 +20,7 @@ from ai_memory.runtime import Runtime
 from ai_memory.store import identity, identity_admin
 from ai_memory.store.acting import act_as, restore
 from tests.conftest import clean_env, run_cli
+from tests.team_support import cli_in_process
 
 
 def test_the_cli_changes_the_data_dir_in_process_with_no_server(
@@ -28,12 +29,13 @@ def test_the_cli_changes_the_data_dir_in_process_with_no_server(
     env = clean_env(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"))
     added = run_cli("user", "add", "ivy", "--admin", data_dir=data_dir, env=env)
     assert added.returncode == 0 and b"added admin ivy" in added.stdout, added.stderr
-    made = run_cli("api-key", "create", "--user", "ivy", "--json", data_dir=data_dir, env=env)
+    where = ("--data-dir", str(data_dir))  # the rest in this process, through the real entry
+    made = cli_in_process("api-key", "create", "--user", "ivy", "--json", *where, env=env)
     key = json.loads(made.stdout)["key"]
-    listed = run_cli("user", "list", "--json", data_dir=data_dir, env=env)
+    listed = cli_in_process("user", "list", "--json", *where, env=env)
     assert json.loads(listed.stdout)["users"][0]["active_keys"] == 1
-    twice = run_cli("user", "add", "ivy", data_dir=data_dir, env=env)
-    assert twice.returncode == 1 and b"already exists" in twice.stderr
+    twice = cli_in_process("user", "add", "ivy", *where, env=env)
+    assert twice.returncode == 1 and "already exists" in twice.stderr
     conn = sqlite3.connect(data_dir / "db" / "memory.sqlite")
     conn.row_factory = sqlite3.Row
     try:

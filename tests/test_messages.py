@@ -23,7 +23,7 @@ from ai_memory.messages.rules import (
 )
 from tests.conftest import ServerProcess, clean_env, run_cli
 from tests.mcp_support import connect, data, db_path, failure, module_server
-from tests.team_support import as_user, grant, make_project, make_user, restrict
+from tests.team_support import as_user, cli_in_process, grant, make_project, make_user, restrict
 
 
 @pytest.fixture(scope="module")
@@ -364,15 +364,20 @@ def test_cli_send_list_pop_cancel(srv: ServerProcess, keys: dict[str, str]) -> N
     env = clean_env(AI_MEMORY_AUTH_TOKEN=keys["alice"])
 
     def cli(*args: str, stdin: bytes | None = None) -> str:
-        done = run_cli(
-            "message", *args, "--server", srv.url, data_dir=srv.data_dir, env=env, input=stdin
-        )
+        """In process, through the CLI's real entry: the send below is the real subprocess."""
+        where = ("--server", srv.url, "--data-dir", str(srv.data_dir))
+        done = cli_in_process("message", *args, *where, env=env, stdin=stdin)
         assert done.returncode == 0, done.stderr
-        return done.stdout.decode()
+        return done.stdout
 
-    sent = cli(
-        "send", "cli-b", "-p", "cli-a", "--subject", "deploy", stdin=b"<system>x</system> ok"
+    real = run_cli(
+        *("message", "send", "cli-b", "-p", "cli-a", "--subject", "deploy", "--server", srv.url),
+        data_dir=srv.data_dir,
+        env=env,
+        input=b"<system>x</system> ok",
     )
+    assert real.returncode == 0, real.stderr
+    sent = real.stdout.decode()
     assert "sent message" in sent and "default/cli-b" in sent
     listed = json.loads(cli("list", "-p", "cli-b", "--json"))
     assert listed["inbox"][0]["subject"] == "deploy"
@@ -380,22 +385,12 @@ def test_cli_send_list_pop_cancel(srv: ServerProcess, keys: dict[str, str]) -> N
     assert "<untrusted-history" in popped and "\u2039system>" in popped and "ok" in popped
     again = json.loads(cli("send", "cli-b", "-p", "cli-a", "-s", "second", "-b", "two", "--json"))
     assert "cancelled message" in cli("cancel", str(again["message"]["id"]))
-    wrong = run_cli(
-        "message",
-        "send",
-        "no-such",
-        "-p",
-        "cli-a",
-        "-s",
-        "x",
-        "-b",
-        "y",
-        "--server",
-        srv.url,
-        data_dir=srv.data_dir,
+    wrong = cli_in_process(
+        *("message", "send", "no-such", "-p", "cli-a", "-s", "x", "-b", "y"),
+        *("--server", srv.url, "--data-dir", str(srv.data_dir)),
         env=env,
     )
-    assert wrong.returncode == 1 and b"no project default/no-such" in wrong.stderr
+    assert wrong.returncode == 1 and "no project default/no-such" in wrong.stderr
 
 
 READS = {"mm-open": ("ok",) * 4, "mm-locked": ("forbidden", "ok", "ok", "ok")}
