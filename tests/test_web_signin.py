@@ -27,9 +27,17 @@ from ai_memory.runtime import Runtime
 from ai_memory.store import passwords, web_sessions
 from ai_memory.web.render_cache import data_version
 from ai_memory.web.webauth import COOKIE_NAME, cookie_for
-from tests.conftest import ServerProcess, run_cli
+from tests.conftest import ServerProcess, clean_env, run_cli
 from tests.mcp_support import module_server
-from tests.team_support import _ok, as_user, make_user, set_password, sign_in_rows, web_sign_in
+from tests.team_support import (
+    _ok,
+    as_user,
+    cli_in_process,
+    make_user,
+    set_password,
+    sign_in_rows,
+    web_sign_in,
+)
 
 LOGIN = "/web/login"
 FIRST = "first-admin"
@@ -207,15 +215,16 @@ def test_a_password_reset_ends_the_sessions_and_only_the_new_password_works(
     new = "carols-new-password"
     SECRETS.append(new)
     reset = ("user", "passwd", "carol", "--password-stdin", "--server", server.url)
-    done = run_cli(*reset, data_dir=server.data_dir, input=new.encode() + b"\n")
-    assert done.returncode == 0, done.stderr.decode()
-    assert "web session(s) ended" in done.stdout.decode()
+    reset += ("--data-dir", str(server.data_dir))  # in process: the first test's is real
+    done = cli_in_process(*reset, env=clean_env(), stdin=new.encode() + b"\n")
+    assert done.returncode == 0, done.stderr
+    assert "web session(s) ended" in done.stdout
     assert browser.get("/web").status_code == 303
     with pytest.raises(AssertionError):
         web_sign_in(server, "carol", old)
     signed_in(server, "carol", new).close()
-    short = run_cli(*reset, data_dir=server.data_dir, input=b"short\n")
-    assert short.returncode == 1 and "at least 8 characters" in short.stderr.decode()
+    short = cli_in_process(*reset, env=clean_env(), stdin=b"short\n")
+    assert short.returncode == 1 and "at least 8 characters" in short.stderr
     browser.close()
 
 
