@@ -180,13 +180,10 @@ def test_access_matrix_for_users_on_open_and_restricted_projects(srv: ServerProc
     grant(srv, "default", "bx-locked", "bx-writer", "write")
     may_write = {"bx-open": (True,) * 4, "bx-locked": ("forbidden", False, True, True)}
     for column, user in enumerate(USERS):
+        answers = asyncio.run(preflight_and_batch(srv, users[user], list(may_write), user))
         for project, outcomes in may_write.items():
-            key, expected = users[user], outcomes[column]
-            answer = asyncio.run(
-                _call(srv, key, "memory_resolve_write_target", {"project": project})
-            )
-            pages = pages_of(f"{user}.md")
-            written = batch(srv, key, project, pages)
+            expected = outcomes[column]
+            answer, written = answers[project]
             if expected == "forbidden":
                 assert failure(answer)["error"] == "forbidden", (user, project)
             else:
@@ -196,3 +193,16 @@ def test_access_matrix_for_users_on_open_and_restricted_projects(srv: ServerProc
             else:
                 refused = failure(written)
                 assert refused["error"] == "forbidden" and f"bx-{user}" in refused["message"]
+
+
+async def preflight_and_batch(
+    srv: ServerProcess, key: str, projects: list[str], user: str
+) -> dict[str, tuple[Any, Any]]:
+    """Each project's preflight and one-page batch, in one MCP session of the user's."""
+    answers = {}
+    async with connect(srv, token=key) as client:
+        for project in projects:
+            answer = await client.call_tool("memory_resolve_write_target", {"project": project})
+            args = {"project": project, "pages": pages_of(f"{user}.md")}
+            answers[project] = answer, await client.call_tool("memory_write_pages_batch", args)
+    return answers
