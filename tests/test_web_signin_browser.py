@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import urlencode
 
 import httpx
@@ -74,11 +73,26 @@ def admin(server: ServerProcess) -> str:
     return ADMIN
 
 
-@pytest.fixture
-def tab(tmp_path: Path) -> Iterator[Browser]:
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """One Chromium for the module: a start costs most of a second of CPU."""
     assert CHROMIUM is not None
-    with Browser(CHROMIUM, tmp_path / "profile", FLAGS) as browser:
-        yield browser
+    with Browser(CHROMIUM, tmp_path_factory.mktemp("signin-profile"), FLAGS) as started:
+        yield started
+
+
+@pytest.fixture
+def tab(browser: Browser) -> Browser:
+    """The module's browser as a fresh one is: no cookie, no cache, a blank page."""
+    browser.call("Network.clearBrowserCookies")
+    browser.call("Network.clearBrowserCache")
+    browser.open("about:blank")
+    assert session_cookie_count(browser) == 0
+    return browser
+
+
+def session_cookie_count(tab: Browser) -> int:
+    return len(tab.call("Network.getAllCookies")["cookies"])
 
 
 def type_into(tab: Browser, selector: str, text: str) -> None:
