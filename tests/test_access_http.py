@@ -358,6 +358,8 @@ def test_status_counts_leave_out_what_a_user_may_not_read(team: Team) -> None:
                 assert counts[user][name] == own, (user, name)
         every = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
     assert counts["admin"]["sessions"] == every > counts["reader"]["sessions"]
+    # The server's data dir path is the operator's business, not every user's.
+    assert [user for user in USERS if "data_dir" in counts[user]] == ["admin"]
 
 
 OWN_ROWS = """

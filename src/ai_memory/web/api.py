@@ -71,7 +71,7 @@ async def status(
     workspace: str | None = None,
     project: str | None = None,
 ) -> dict[str, Any]:
-    """The counts; a user's leave out the projects they may not read."""
+    """The counts; a user's leave out the projects they may not read, and the data dir's path."""
     scope = Scope.of(workspace, project) if project else None
     if scope is not None:
         await access.require_read(request, scope)
@@ -80,12 +80,8 @@ async def status(
     data = await runtime.readers.aread(
         lambda conn: visible_counts(conn, scope, hide, who) if hide else counts(conn, scope, who)
     )
-    return {
-        "version": __version__,
-        "data_dir": str(runtime.config.data_dir),
-        "writer_backlog": runtime.writer.backlog,
-        **data,
-    }
+    where = {"data_dir": str(runtime.config.data_dir)} if who.admin else {}  # a path is for admins
+    return {"version": __version__, **where, "writer_backlog": runtime.writer.backlog, **data}
 
 
 @router.get("/projects")
