@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import ServerProcess, run_cli
+from tests.conftest import ServerProcess, clean_env, run_cli
 
 
 def test_status_shows_queue_spool_checkpoint_and_embedder(server: ServerProcess) -> None:
@@ -29,3 +29,27 @@ def test_status_without_a_server_reads_the_index_read_only(data_dir: Path) -> No
     data = json.loads(shown.stdout)
     assert data["local"] is True and data["health"] is None and data["pages"] == 0
     assert b"reading the index read-only" in shown.stderr
+
+
+def test_commands_on_the_servers_machine_reach_it_at_the_bind_its_lock_records(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """The server binds a port other than server.url's: status, admin and a user's status
+    find it through server.lock instead of refusing or reading the index."""
+    from tests.team_support import cli_in_process, make_user
+
+    home = tmp_path / "home"
+    env = clean_env(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    where = ("--data-dir", str(server.data_dir))
+    shown = cli_in_process("status", "--json", *where, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "read-only" not in shown.stderr and json.loads(shown.stdout)["health"] is not None
+    added = cli_in_process("user", "add", "lockbind", *where, env=env)
+    assert added.returncode == 0 and "stop it first" not in added.stderr, added.stderr
+    key = make_user(server, "plainuser")
+    as_user = {**env, "AI_MEMORY_AUTH_TOKEN": key}
+    mine = cli_in_process("status", "--json", "-p", "cli", *where, env=as_user)
+    assert mine.returncode == 0, mine.stderr  # /admin/status is for admins: the counts alone
+    assert json.loads(mine.stdout)["health"] is None
+    table = cli_in_process("status", "-p", "cli", *where, env=as_user)
+    assert table.returncode == 0 and "sessions" in table.stdout, table.stderr

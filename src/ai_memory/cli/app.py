@@ -160,7 +160,12 @@ def status(
     project: Project = None,
     as_json: Json = False,
 ) -> None:
-    """Show what the server holds, overall and for the current project, and what is installed."""
+    """Show what the server holds, overall and for the current project, and what is installed.
+
+    An admin (or the operator's token) sees every count and the server's health; a user's
+    key sees the counts of what that user may read (their own sessions, the projects they
+    may read), without the health. With no server answering it reads the local index.
+    """
     from ai_memory.service.check import install_check
     from ai_memory.service.spec import Host
 
@@ -174,7 +179,7 @@ def status(
 
     client = client_for(config, server)
     try:
-        data, health = client.status(scope), client.request("GET", "/admin/status")
+        data, health = status_view.served_status(client, scope)
     except Unavailable as exc:  # no server: the same counts, read-only, from the index
         err.print(styled("note:", "yellow"), f"{exc.message}; reading the index read-only")
         data, health = status_view.local_status(config, scope), None
@@ -183,7 +188,8 @@ def status(
         return
     from rich.table import Table
 
-    table = Table(title=f"ai-memory {data['version']} — {data['data_dir']}")
+    where = data.get("data_dir") or client.base_url  # a user is not shown the server's disk
+    table = Table(title=f"ai-memory {data['version']} — {where}")
     table.add_column("what")
     table.add_column("all", justify="right")
     table.add_column(str(scope), justify="right")

@@ -59,9 +59,57 @@ def client_for(config: Config, server: str | None) -> ApiClient:
         server
         or os.environ.get("AI_MEMORY_SERVER_URL")
         or (signed_in[0] if signed_in else "")
+        or running_url(config.data_dir)
         or config.server.url
     )
     return ApiClient(url, locate.token(config.data_dir, os.environ))
+
+
+def running_url(data_dir: Path) -> str | None:
+    """The address of the server holding ``data_dir``'s lock, as ``serve --bind`` recorded it.
+
+    ``server.url`` in config.toml names the default port; a server started with
+    ``--bind`` elsewhere is found through its lock, so the commands on its own
+    machine reach it rather than refuse ("a server owns …; stop it first").
+    None when no server holds the lock (a stale file names no live server).
+    """
+    import fcntl
+    import json
+
+    try:
+        fd = os.open(data_dir / "server.lock", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            bind = _recorded_bind(fd, json.loads)
+        else:
+            return None  # nobody holds it: the file is what a stopped server left behind
+    finally:
+        os.close(fd)
+    return _loopback_url(bind) if bind else None
+
+
+def _recorded_bind(fd: int, parse: Any) -> str | None:
+    try:
+        info = parse(os.read(fd, 4096) or b"{}")
+    except ValueError:
+        return None
+    bind = info.get("bind") if isinstance(info, dict) else None
+    return bind if isinstance(bind, str) and ":" in bind else None
+
+
+def _loopback_url(bind: str) -> str:
+    """``host:port`` as a URL this machine can reach (a wildcard host means loopback)."""
+    host, _, port = bind.rpartition(":")
+    host = host.strip("[]")
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def scope_for(workspace: str | None, project: str | None) -> Scope:

@@ -1,4 +1,4 @@
-"""How ``ai-memory status`` prints the server's health (``/admin/status``) after the counts."""
+"""How ``ai-memory status`` gets and prints the counts and, for admins, the server's health."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ from typing import Any
 
 from rich.table import Table
 
+from ai_memory.cli.client import ApiClient
 from ai_memory.cli.output import out, styled
 from ai_memory.config import Config
+from ai_memory.core.errors import Forbidden
 from ai_memory.core.identity import Scope
 from ai_memory.store.counts import counts
 
@@ -49,6 +51,21 @@ def show_health(health: dict[str, Any]) -> None:
     out.print(facts)
     for warning in health["warnings"]:
         out.print(styled("warning:", "yellow"), warning["message"], "→", warning["fix"])
+
+
+def served_status(
+    client: ApiClient, scope: Scope | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The counts the caller may see (``/api/v1/status``) and, for an admin, the health.
+
+    ``/admin/status`` is for admins: a user's key gets the counts alone, never an error.
+    """
+    data = client.status(scope)
+    try:
+        health: dict[str, Any] | None = client.request("GET", "/admin/status")
+    except Forbidden:
+        health = None
+    return data, health
 
 
 def local_status(config: Config, scope: Scope | None) -> dict[str, Any]:
