@@ -103,18 +103,30 @@ def setup(
         ),
     ] = None,
 ) -> None:
-    """Init (if needed), install hooks and MCP for one agent, then check it all works."""
+    """Init (if needed), install hooks and MCP for one agent, then check it all works.
+
+    On a machine signed in with ``ai-memory login`` (and no ``--data-dir``/``--server``)
+    there is no local server to init or start: the hooks and MCP entry use the stored
+    credential, so setup checks the key with the signed-in server instead.
+    """
+    from ai_memory import locate
     from ai_memory.cli.service import offer_service
     from ai_memory.maintenance.init import initialise
     from ai_memory.mcp.selfcheck import self_check
 
     config = load_config(data_dir)
-    for line in initialise(config):
-        out.print(f"created {line}", highlight=False)
-    url = server or config.server.url
+    signed_in = None if data_dir or server else locate.credential(os.environ)
+    if signed_in is not None and signed_in[0]:
+        url = locate.server_url(None, config.data_dir, os.environ)
+        _check_sign_in(url, locate.token(config.data_dir, os.environ))
+    else:
+        for line in initialise(config):
+            out.print(f"created {line}", highlight=False)
+        url = server or config.server.url
     hooked = _install_hooks(client, data_dir, server)
     install_mcp(client, True, "bridge", config_file, data_dir, server)
-    offer_service(config, service, url)
+    if signed_in is None:
+        offer_service(config, service, url)
     result = self_check(url, bridge_command(data_dir, server))
     scope = result.scope
     out.print(
@@ -125,6 +137,26 @@ def setup(
     )
     if hooked:
         _check_hooks(client, config, data_dir, server)
+
+
+def _check_sign_in(url: str, key: str | None) -> None:
+    """Who the stored key signs in as; a refused key stops setup before it writes a file."""
+    from ai_memory.cli.client import ApiClient
+    from ai_memory.core.errors import Unauthorized
+    from ai_memory.doctor.signed_in import key_label
+
+    api = ApiClient(url, key)
+    try:
+        me = api.request("GET", "/api/v1/whoami")
+    except Unauthorized:
+        raise Unauthorized(
+            f"{url} refuses {key_label(key or '')} this machine is signed in with: it is "
+            f"revoked, its user is disabled, or it is another server's key; sign in again "
+            f"with `ai-memory login --server {url} --key-stdin`"
+        ) from None
+    finally:
+        api.close()
+    out.print(styled("ok", "green"), f"signed in to {url} as {me['user']}", highlight=False)
 
 
 def _install_hooks(client: str, data_dir: Path | None, server: str | None) -> bool:

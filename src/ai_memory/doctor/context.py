@@ -31,18 +31,20 @@ class DoctorContext:
     config: Config | None = None
     config_error: str | None = None
     status: dict[str, Any] | None = None  # /admin/status, once the server answered
+    signed_in: tuple[str, str] | None = None  # (server, key) the hook client uses after login
     _http: httpx.Client | None = field(default=None, repr=False)
 
     @classmethod
     def load(
         cls, data_dir: Path | None, home: Path, env: Mapping[str, str], timeout_s: float = 3.0
     ) -> DoctorContext:
+        signed_in = _signed_in(data_dir, env)
         try:
             config = Config.load(data_dir, env)
         except AiMemoryError as exc:
             root = locate.data_dir(data_dir, env)
-            return cls(root, home, env, timeout_s, None, exc.message)
-        return cls(config.data_dir, home, env, timeout_s, config)
+            return cls(root, home, env, timeout_s, None, exc.message, signed_in=signed_in)
+        return cls(config.data_dir, home, env, timeout_s, config, signed_in=signed_in)
 
     @property
     def dir_arg(self) -> str:
@@ -51,10 +53,14 @@ class DoctorContext:
 
     @property
     def token(self) -> str | None:
+        if self.signed_in is not None:
+            return self.signed_in[1]
         return read_token(self.data_dir / "auth-tokens" / "default")
 
     @property
     def server_url(self) -> str | None:
+        if self.signed_in is not None:
+            return self.signed_in[0].rstrip("/")
         return self.config.server.url.rstrip("/") if self.config else None
 
     def http(self) -> httpx.Client:
@@ -81,3 +87,15 @@ class DoctorContext:
     def close(self) -> None:
         if self._http is not None:
             self._http.close()
+
+
+def _signed_in(data_dir: Path | None, env: Mapping[str, str]) -> tuple[str, str] | None:
+    """The server and key the hook client sends once ``ai-memory login`` stored a credential.
+
+    An explicit ``--data-dir`` asks about that data dir, so it is checked as before.
+    """
+    if data_dir is not None or locate.credential(env) is None:
+        return None
+    root = locate.data_folder(None, env)
+    key = locate.token(root, env)
+    return (locate.server_url(None, root, env), key) if key else None

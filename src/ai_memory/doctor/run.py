@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ai_memory.doctor import agents, install, llm, server, store
+from ai_memory.doctor import agents, install, llm, server, signed_in, store
 from ai_memory.doctor.context import DoctorContext
 from ai_memory.doctor.findings import Finding, Severity
 
@@ -31,6 +31,9 @@ def run_checks(
 ) -> list[Finding]:
     ctx = DoctorContext.load(data_dir, home, env, timeout_s)
     try:
+        if ctx.signed_in is not None:
+            findings = signed_in.check_signed_in(ctx)
+            return findings + [f for check in CLIENTS for f in check(ctx)]
         findings = [f for check in ON_DISK for f in check(ctx)]
         broken = {f.check for f in findings if f.severity is Severity.ERROR}
         if "data_dir" not in broken and ctx.config is not None:
