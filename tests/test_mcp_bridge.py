@@ -124,7 +124,7 @@ def test_bridge_fails_at_once_when_the_token_is_refused(srv: ServerProcess) -> N
         ["--server", srv.url], env, stdin='{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
     )
     assert done.returncode == 1 and done.stdout == ""
-    assert "refused the token" in done.stderr
+    assert "the token in AI_MEMORY_AUTH_TOKEN was refused" in done.stderr
 
 
 def test_bridge_answers_bad_lines_and_keeps_going(srv: ServerProcess) -> None:

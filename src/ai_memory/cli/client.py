@@ -109,6 +109,12 @@ def _error_from(response: httpx.Response) -> errors.AiMemoryError:
         payload = {}
     code = str(payload.get("error", "http_error"))
     message = str(payload.get("message") or f"HTTP {response.status_code}")
+    if response.status_code == 401:
+        import os
+
+        from ai_memory.hookclient.refusal import advice
+
+        message = f"{message}: {advice(os.environ)}"
     if code == errors.PreconditionFailed.code:
         return errors.PreconditionFailed(message, payload.get("current_page_id"))
     cls = _BY_CODE.get(

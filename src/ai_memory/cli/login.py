@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ai_memory.cli.output import out
+from ai_memory.cli.output import err, out, styled
 from ai_memory.core.errors import InvalidInput, Unauthorized
 
 HEADER = "# Written by `ai-memory login`; `ai-memory logout` removes it. Keep it private.\n"
@@ -52,7 +53,25 @@ def login(
     path = Path(locate.client_file(os.environ))
     write_credential(path, url, key)
     out.print(f"signed in to {url} as {me['user']}; credential stored in {path}")
-    out.print("hooks, the MCP bridge and ai-memory commands on this machine now use it")
+    winning = overriding(os.environ)
+    if not winning:
+        out.print("hooks, the MCP bridge and ai-memory commands on this machine now use it")
+        return
+    names = ", ".join(winning)
+    err.print(
+        styled("warning:", "yellow"),
+        f"this environment sets {names}, which take precedence over the stored credential: "
+        "hooks, the MCP bridge and commands run with them do not use this key; unset "
+        f"{names} (in your shell's startup files and agent settings too) to use it",
+    )
+
+
+OVERRIDES = ("AI_MEMORY_AUTH_TOKEN", "AI_MEMORY_SERVER_URL")
+
+
+def overriding(env: Mapping[str, str]) -> list[str]:
+    """The variables set here that win over client.toml (names only: never their values)."""
+    return [name for name in OVERRIDES if env.get(name)]
 
 
 def logout() -> None:

@@ -37,6 +37,7 @@ def passwd(
     server: ServerUrl = None,
 ) -> None:
     """Set a user's web sign-in password (admins only); their browsers are signed out."""
+    require_user(name, data_dir, server)  # a typo's answer is "no such user", not a rule
     password = read_new_password(password_stdin)
     data = store_password(name, password, data_dir, server)
     ended = data["sessions_ended"]
@@ -49,6 +50,10 @@ def read_new_password(from_stdin: bool) -> str:
 
     if from_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
+    elif not sys.stdin.isatty():
+        raise InvalidInput(
+            "no terminal to type the password at; pass it on standard input with --password-stdin"
+        )
     else:
         first = typer.prompt("New password", hide_input=True, err=True)
         again = typer.prompt("Again", hide_input=True, err=True)
@@ -57,6 +62,19 @@ def read_new_password(from_stdin: bool) -> str:
         password = first
     check_rules(password)
     return password
+
+
+def require_user(name: str, data_dir: DataDir, server: str | None) -> None:
+    """Raise ``NotFound`` unless ``name`` is a user who may be given a password."""
+    from ai_memory.cli.admin_call import reading
+    from ai_memory.core.errors import NotFound
+    from ai_memory.store import identity_admin
+
+    identity_admin.validate_user_name(name)
+    config = load_config_owning(data_dir)
+    found = admin_call(config, server, "GET", "/admin/users", reading(identity_admin.list_users))
+    if not any(user["name"] == name for user in found["users"]):
+        raise NotFound(f"no user named {name!r} (see `ai-memory user list`)")
 
 
 def store_password(

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 BATCH_BYTES = 1024 * 1024
 LOG_CAP = 1024 * 1024
 TOO_LARGE = 413
+UNAUTHORIZED = 401
 _KEEP = (401, 403, 404, 408, 413, 429)
 # How far past ``limit`` a retry looks for events its credential captured.
 SCAN_FACTOR = 8
@@ -140,7 +141,7 @@ def post_batch(
         post_batch(transport, folder, batch[half:], data_dir, tally)
         return
     if status != 200 or not isinstance(answer, dict):
-        log_error(data_dir, f"retry refused ({status}): {answer}")
+        log_error(data_dir, f"retry refused ({status}): {_why(status, answer)}")
         if status == 429:
             tally.saturated += len(batch)
         return
@@ -168,9 +169,18 @@ def settle(
         log_error(data_dir, f"event {key} refused ({status}): {answer}")
         tally.rejected += 1
     else:
-        log_error(data_dir, f"event {key} kept in the spool ({status}): {answer}")
+        log_error(data_dir, f"event {key} kept in the spool ({status}): {_why(status, answer)}")
         if status == 429:
             tally.saturated += 1
+
+
+def _why(status: int, answer: Any) -> str:
+    """The server's answer; for a 401, which credential it refused and how to replace it."""
+    if status != UNAUTHORIZED:
+        return f"{answer}"
+    from ai_memory.hookclient.refusal import advice
+
+    return f"{answer}; {advice(os.environ)}"
 
 
 def _forbidden(status: int, answer: Any) -> bool:

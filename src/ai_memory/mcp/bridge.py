@@ -182,10 +182,11 @@ class Forwarder:
         """Fail now, not on the agent's first tool call, if the server will not answer."""
         status, body = self.post(PROBE)
         if status == 401:
+            from ai_memory.hookclient.refusal import advice
+
             raise BridgeError(
-                f"the ai-memory server at {self.target.url} refused the token "
-                f"({_server_message(body)}); check AI_MEMORY_AUTH_TOKEN or the data dir's "
-                "auth-tokens/default"
+                f"the ai-memory server at {self.target.url} answered 401 "
+                f"({_server_message(body)}): {advice(os.environ)}"
             )
         if status >= 400:
             raise BridgeError(

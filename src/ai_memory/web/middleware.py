@@ -134,7 +134,13 @@ class BearerAuth:
             if method in ("GET", "HEAD"):
                 await redirect_to_login(send, scope)
                 return
-        message = "missing bearer token" if not given else "invalid bearer token"
+        message = (
+            "missing bearer token"
+            if not given
+            else "API key not accepted (unknown, revoked, or its user is disabled)"
+            if given.startswith(b"Bearer aim_")  # never which: that would tell a guesser
+            else "invalid bearer token"
+        )
         await send_json(
             send,
             401,
