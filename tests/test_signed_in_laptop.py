@@ -15,7 +15,7 @@ import pytest
 from ai_memory.cli.login import write_credential
 from ai_memory.doctor.findings import Finding, Severity, worst
 from ai_memory.doctor.run import run_checks
-from tests.conftest import ServerProcess, clean_env, shared_server
+from tests.conftest import ServerProcess, clean_env, free_port, shared_server
 from tests.team_support import cli_in_process, make_user, revoke_key
 
 
@@ -96,3 +96,17 @@ def test_setup_with_a_revoked_key_stops_before_writing_anything(
     assert f"aim_{key.split('_')[1]}" in done.stderr and key not in done.stderr
     assert f"ai-memory login --server {team.url} --key-stdin" in done.stderr
     assert not (Path(env["HOME"]) / ".claude" / "settings.json").exists()
+
+
+def test_an_unreachable_signed_in_server_is_named_and_serve_is_never_advised(
+    team: ServerProcess, tmp_path: Path
+) -> None:
+    gone = ServerProcess(team.data_dir, port=free_port())  # never started: nothing listens
+    env = laptop(tmp_path, gone, make_user(team, "pia"))
+    whoami = by_check(env)["whoami"]
+    assert whoami.severity == Severity.ERROR and f"nothing answers at {gone.url}" in whoami.message
+    done = cli_in_process("setup", "--agent", "claude-code", "--no-service", env=env)
+    assert done.returncode != 0
+    assert f"cannot reach {gone.url}, the server this machine is signed in to" in done.stderr
+    for shown in (done.stdout + done.stderr, whoami.fix or ""):
+        assert "ai-memory serve" not in shown and "ai-memory init" not in shown

@@ -142,12 +142,18 @@ def setup(
 def _check_sign_in(url: str, key: str | None) -> None:
     """Who the stored key signs in as; a refused key stops setup before it writes a file."""
     from ai_memory.cli.client import ApiClient
-    from ai_memory.core.errors import Unauthorized
+    from ai_memory.core.errors import Unauthorized, Unavailable
     from ai_memory.doctor.signed_in import key_label
 
     api = ApiClient(url, key)
     try:
         me = api.request("GET", "/api/v1/whoami")
+    except Unavailable:
+        raise Unavailable(
+            f"cannot reach {url}, the server this machine is signed in to: check the address "
+            f"and the network, or sign in to another with `ai-memory login --server URL "
+            f"--key-stdin`"
+        ) from None
     except Unauthorized:
         raise Unauthorized(
             f"{url} refuses {key_label(key or '')} this machine is signed in with: it is "
