@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ai_memory.cli import hook_install
 from ai_memory.cli.login import write_credential
 from ai_memory.doctor.findings import Finding, Severity, worst
 from ai_memory.doctor.run import run_checks
@@ -110,3 +111,16 @@ def test_an_unreachable_signed_in_server_is_named_and_serve_is_never_advised(
     assert f"cannot reach {gone.url}, the server this machine is signed in to" in done.stderr
     for shown in (done.stdout + done.stderr, whoami.fix or ""):
         assert "ai-memory serve" not in shown and "ai-memory init" not in shown
+
+
+def test_doctor_flags_hooks_aimed_at_another_server_than_the_signed_in_one(
+    team: ServerProcess, tmp_path: Path
+) -> None:
+    env = laptop(tmp_path, team, make_user(team, "quin"))
+    elsewhere = "http://127.0.0.1:49374"
+    path = hook_install.settings_path("claude-code", Path(env["HOME"]))
+    path.write_text(
+        hook_install.render(hook_install.install({}, "claude-code", None, None, elsewhere))
+    )
+    hooks = by_check(env)["hooks:claude-code"]
+    assert hooks.severity == Severity.ERROR and f"point at {elsewhere}" in hooks.message
