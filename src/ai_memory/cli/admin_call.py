@@ -47,7 +47,6 @@ def admin_call(
     params: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The server's answer to ``method path``, or ``local(runtime)`` on this data dir."""
-    from ai_memory import locate
 
     def ask() -> dict[str, Any]:
         kwargs: dict[str, Any] = {"json": json} if json is not None else {}
@@ -56,9 +55,32 @@ def admin_call(
         answer: dict[str, Any] = client_for(config, server).request(method, path, **kwargs)
         return answer
 
-    if server or locate.credential(os.environ) is not None:
+    if names_a_server(server):
         return ask()
     return served_or_local(config, "admin", ask, local)
+
+
+def names_a_server(server: str | None) -> bool:
+    """``--server``, or a machine signed in with ``ai-memory login``: its memory is there.
+
+    Such a command asks that server alone; it never falls back to a data dir here,
+    which on a laptop is absent or someone else's (the operator's) memory.
+    """
+    from ai_memory import locate
+
+    return bool(server) or locate.credential(os.environ) is not None
+
+
+def require_data_dir(config: Config, operation: str) -> None:
+    """Refuse, with what to do, a direct-disk command where no data dir was ever made."""
+    from ai_memory.core.errors import NotInitialised
+
+    if not config.data_dir.is_dir():
+        raise NotInitialised(
+            f"no data dir at {config.data_dir}: `ai-memory {operation}` works on the "
+            "server's machine (or pass --data-dir); on another machine sign in with "
+            "`ai-memory login` or pass --server"
+        )
 
 
 def served_or_local(
@@ -68,6 +90,7 @@ def served_or_local(
     from ai_memory.core.errors import ServerRunning, Unavailable
     from ai_memory.maintenance.lock import ServerLock
 
+    require_data_dir(config, operation)
     lock = ServerLock(config.data_dir, operation=operation)
     try:
         lock.acquire()

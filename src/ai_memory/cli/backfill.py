@@ -1,8 +1,10 @@
 """``ai-memory backfill``: import the past sessions the agents kept on disk.
 
-With no server running, the import runs in this process against the data dir (it
-holds the data dir's lock meanwhile); with one running, it goes to the server's
-``/hook/batch``. Either way each event takes the live hooks' path.
+On a machine signed in with ``ai-memory login`` (or given ``--server``) the import
+goes to that server's ``/hook/batch`` with the user's key, so the sessions are that
+user's. Otherwise, with no server running, it runs in this process against the data
+dir (holding its lock meanwhile); with one running, it goes to that server. Either
+way each event takes the live hooks' path.
 """
 
 from __future__ import annotations
@@ -84,20 +86,28 @@ def backfill(
 
 
 def _import(config: Config, server: str | None, plans: Any, tally: Tally) -> str:
-    """In process when the data dir is free, else through the server that owns it."""
+    """Through the server named (``--server``) or signed in to (``ai-memory login``), owned by
+    that key's user; else in process when the data dir is free, else through its server."""
+    from ai_memory.cli.admin_call import names_a_server, require_data_dir
     from ai_memory.core.errors import ServerRunning
     from ai_memory.importers.deliver import HttpSink, LocalSink
     from ai_memory.importers.run import replay
     from ai_memory.maintenance.lock import ServerLock
     from ai_memory.runtime import Runtime
 
+    def served() -> str:
+        with _progress(len(plans)) as advance:
+            replay(plans, HttpSink(client_for(config, server)), tally, advance)
+        return "server"
+
+    if names_a_server(server):
+        return served()
+    require_data_dir(config, "backfill")
     lock = ServerLock(config.data_dir, operation="backfill")
     try:
         lock.acquire()
     except ServerRunning:
-        with _progress(len(plans)) as advance:
-            replay(plans, HttpSink(client_for(config, server)), tally, advance)
-        return "server"
+        return served()
     try:
         runtime = Runtime.start(config, embed=False, search=False)
         try:

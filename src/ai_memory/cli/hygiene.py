@@ -52,14 +52,33 @@ def run_operation(
     local: Callable[[Any], HygieneReport],
 ) -> HygieneReport:
     """The server's answer when one owns the data dir; else ``local(runtime)`` under the lock."""
-    from ai_memory.cli.admin_call import served_or_local
+    from ai_memory.cli.admin_call import names_a_server, served_or_local
 
     def ask() -> HygieneReport:
         path = f"/admin/hygiene/{operation}"
         data = client_for(config, server).request("POST", path, json=body, timeout=TIMEOUT_S)
         return HygieneReport.from_json(data)
 
+    if names_a_server(server):  # --server, or signed in: the memory is on that server
+        return ask()
     return served_or_local(config, operation, ask, local)
+
+
+def local_only(operation: str, data_dir: Path | None) -> None:
+    """A command that reads a data dir's files has no server route: on a signed-in machine
+    (whose memory is on the server) it needs the data dir named, or the server's machine."""
+    import os
+
+    from ai_memory import locate
+
+    if data_dir is None and not os.environ.get("AI_MEMORY_DATA_DIR"):
+        signed_in = locate.credential(os.environ)
+        if signed_in is not None:
+            raise InvalidInput(
+                f"`ai-memory {operation}` reads a data dir on this machine, and this machine "
+                f"is signed in to {signed_in[0] or 'a server'}: run it on the server's machine, "
+                "or pass --data-dir to use a data dir here"
+            )
 
 
 def confirm(yes: bool, dry_run: bool, what: str) -> None:
@@ -105,8 +124,13 @@ def purge_session(
     from ai_memory.hygiene import sessions as ops
 
     confirm(yes, dry_run, f"purging session {session_id} cannot be undone")
+    if rewrite_history and not dry_run:
+        local_only("purge-session --rewrite-history", data_dir)
     config = load_config_owning(data_dir)
     if rewrite_history and not dry_run:
+        from ai_memory.cli.admin_call import require_data_dir
+
+        require_data_dir(config, "purge-session --rewrite-history")
         err.print(styled("warning:", "yellow"), history.WARNING)
         report = history.purge_with_history(
             config, session_id, workspace=workspace, project=project
@@ -227,6 +251,7 @@ def export(
     from ai_memory.hygiene.export import export_project
 
     scope = Scope.of(workspace, project)
+    local_only("export", data_dir)
     config = load_config_owning(data_dir)
     with read_only(config) as conn:
         report = export_project(
