@@ -8,6 +8,8 @@ passwd`` says what is wrong (no terminal, no such user) before judging a passwor
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,7 +21,7 @@ from ai_memory.config import Config
 from ai_memory.maintenance.init import initialise
 from tests.conftest import ServerProcess, clean_env
 from tests.hooks_support import make_checkout, run_hook
-from tests.team_support import cli_in_process, make_user, revoke_key
+from tests.team_support import cli_in_process, make_key, make_user, revoke_key
 
 BRIDGE = [sys.executable, "-m", "ai_memory", "mcp-bridge"]
 
@@ -115,3 +117,50 @@ def test_passwd_for_no_such_user_says_so_before_judging_the_password(
     done = cli_in_process(*args, env=clean_env(), stdin=b"short\n")
     assert done.returncode != 0 and "no user named 'nobody'" in done.stderr
     assert "characters" not in done.stderr
+
+
+def test_events_an_earlier_key_spooled_are_set_aside_or_sent_with_the_current_key(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    env = laptop(tmp_path / "home")
+    spooled = tmp_path / "home" / "data" / "ai-memory" / "spool"
+    checkout = make_checkout(tmp_path / "shop")
+
+    def spool_with_a_revoked_key(session: str) -> None:
+        key = make_key(server, "una")
+        assert login(server, key, env).returncode == 0
+        revoke_key(server, key)
+        payload = {"session_id": session, "cwd": str(checkout), "prompt": "tune the cache"}
+        run_hook("claude-code", "UserPromptSubmit", payload, env, checkout)
+        assert login(server, make_key(server, "una"), env).returncode == 0
+
+    make_user(server, "una")
+    spool_with_a_revoked_key("una-1")
+    doctor = json.loads(cli_in_process("doctor", "--json", env=env).stdout)
+    found = [f for f in doctor["findings"] if f["check"] == "spool"]
+    assert "1 of them captured with another key" in found[0]["message"]
+    assert found[0]["fix"].startswith("ai-memory hook-drain --as-current-key")
+    kept = cli_in_process("hook-drain", env=env)
+    assert kept.returncode == 0 and "1 captured with another key" in kept.stdout
+    assert "--as-current-key" in kept.stdout and "--discard-other-keys" in kept.stdout
+    both = cli_in_process("hook-drain", "--as-current-key", "--discard-other-keys", env=env)
+    assert both.returncode == 1 and "not both" in both.stderr
+    dropped = cli_in_process("hook-drain", "--discard-other-keys", env=env)
+    assert "set aside 1 event(s)" in dropped.stdout and "nothing left" in dropped.stdout
+    assert len(list((spooled / "rejected").glob("*.json"))) == 1
+
+    spool_with_a_revoked_key("una-2")
+    sent = cli_in_process("hook-drain", "--as-current-key", env=env)
+    assert sent.returncode == 0, sent.stderr
+    assert "delivered 1 event(s)" in sent.stdout and not list(spooled.glob("*.json"))
+    with server.client() as root:  # the hook queue is stored before this answers
+        assert root.post("/api/v1/sessions/flush", params={"timeout": 60}).json()["pending"] == 0
+    with sqlite3.connect(server.data_dir / "db" / "memory.sqlite") as conn:
+        owners = dict(conn.execute(OWNERS, ("una-1", "una-2")).fetchall())
+    assert owners == {"una-2": "una"}
+
+
+OWNERS = """
+SELECT s.session_id, u.name FROM sessions s JOIN users u ON u.id = s.owner
+WHERE s.session_id IN (?, ?)
+"""

@@ -20,7 +20,7 @@ from ai_memory.cli.options import (
     scope_for,
 )
 from ai_memory.cli.output import out, styled
-from ai_memory.core.errors import Unavailable
+from ai_memory.core.errors import InvalidInput, Unavailable
 
 Agent = Annotated[
     str, typer.Option("--agent", "-a", help="claude-code, codex, gemini, cursor or opencode.")
@@ -119,14 +119,38 @@ def hook_drain(
     data_dir: DataDir = None,
     server: ServerUrl = None,
     timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 60.0,
+    as_current_key: Annotated[
+        bool,
+        typer.Option(
+            "--as-current-key",
+            help="Deliver events captured with another key or token too, with the current "
+            "credential: they become the current key's user's.",
+        ),
+    ] = False,
+    discard_other_keys: Annotated[
+        bool,
+        typer.Option(
+            "--discard-other-keys",
+            help="Set events captured with another key or token aside in spool/rejected/.",
+        ),
+    ] = False,
 ) -> None:
     """Deliver every hook event still waiting in the local spool."""
     from ai_memory import locate
+    from ai_memory.cli import spool_keys
     from ai_memory.hookclient.drain import drain
 
+    if as_current_key and discard_other_keys:
+        raise InvalidInput("pass --as-current-key or --discard-other-keys, not both")
     config = load_config(data_dir)
     url = locate.server_url(server, config.data_dir, os.environ)
     token = locate.token(config.data_dir, os.environ)
+    if as_current_key:
+        moved = spool_keys.adopt(config.data_dir, token)
+        out.print(f"{moved} event(s) captured with another key or token now go with this one")
+    if discard_other_keys:
+        moved = spool_keys.set_aside(config.data_dir, token)
+        out.print(f"set aside {moved} event(s) captured with another key or token")
     batch = min(256, config.hooks.queue_size)
     report = drain(config.data_dir, url, token, timeout_s=timeout, batch=batch)
     if not report.reachable and report.remaining:
@@ -139,7 +163,8 @@ def hook_drain(
     if report.others:
         summary += (
             f"; {report.others} captured with another key or token stay spooled for it"
-            " (they are never delivered as yours)"
+            " (they are never delivered as yours: `hook-drain --as-current-key` delivers"
+            " them as this key's user's, `--discard-other-keys` sets them aside)"
         )
     if report.remaining > report.others:
         stuck = report.remaining - report.others

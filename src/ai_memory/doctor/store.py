@@ -37,9 +37,25 @@ def check_spool(ctx: DoctorContext, now: float | None = None) -> list[Finding]:
     age = (time.time() if now is None else now) - oldest
     message = f"{len(names)} hook events wait in {spool}, the oldest for {age:.0f} s"
     fix = f"ai-memory hook-drain {ctx.dir_arg}"
+    stranded = _stranded(ctx)
+    if stranded:  # plain hook-drain never sends another credential's events
+        message += f"; {stranded} of them captured with another key or token"
+        fix = (
+            f"ai-memory hook-drain --as-current-key {ctx.dir_arg}  # they become the current"
+            " key's user's; or --discard-other-keys to set them aside"
+        )
+        return [warning("spool", message, fix)]
     if len(names) >= SPOOL_DEPTH_WARN or age >= SPOOL_AGE_WARN_S:
         return [warning("spool", message + "; the server has not taken them", fix)]
     return [ok("spool", message)]
+
+
+def _stranded(ctx: DoctorContext) -> int:
+    """Spooled events the hook client's current credential will not send (another key's)."""
+    from ai_memory import locate
+    from ai_memory.cli.spool_keys import others
+
+    return len(others(ctx.data_dir, locate.token(ctx.data_dir, ctx.env)))
 
 
 def check_git(ctx: DoctorContext) -> list[Finding]:
