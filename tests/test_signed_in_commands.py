@@ -57,6 +57,9 @@ def test_backfill_on_a_signed_in_laptop_imports_through_the_server_as_the_user(
             " WHERE s.project = 'hana-shop'"
         ).fetchall()
     assert owners == [("hana",), ("hana",)]
+    shown = cli_in_process("status", "-p", "hana-shop", env=env)  # a user's key: no health
+    assert shown.returncode == 0, shown.stderr
+    assert f"signed in to {server.url}" in shown.stdout and "sessions open" not in shown.stdout
 
 
 def test_data_dir_commands_on_a_signed_in_laptop_use_the_server_or_say_where_they_run(

@@ -171,10 +171,12 @@ def status(
 
     config = load_config(data_dir)
     installed = install_check(config.data_dir, config.db_path, Host.current())
-    if not as_json:  # printed first: it is as useful when the server is down
-        out.print(installed.summary(), markup=False, highlight=False, soft_wrap=True)
-    scope = scope_for(workspace, project)
     from ai_memory.cli import status_view
+
+    if not as_json:  # printed first: it is as useful when the server is down
+        summary = status_view.install_summary(installed, config)
+        out.print(summary, markup=False, highlight=False, soft_wrap=True)
+    scope = scope_for(workspace, project)
     from ai_memory.core.errors import Unavailable
 
     client = client_for(config, server)

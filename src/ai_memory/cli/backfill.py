@@ -63,7 +63,11 @@ def backfill(
     server: ServerUrl = None,
     as_json: Json = False,
 ) -> None:
-    """Import past sessions from the agents' own transcripts (read-only), once each."""
+    """Import past sessions from the agents' own transcripts (read-only), once each.
+
+    On a machine signed in with ``ai-memory login`` (or given --server) they go to that
+    server with your key, as your sessions; otherwise into the data dir here.
+    """
     from ai_memory.importers.discover import agent_names
     from ai_memory.importers.replay import Filters
     from ai_memory.importers.run import Source, plan

@@ -11,6 +11,7 @@ from ai_memory.cli.output import out, styled
 from ai_memory.config import Config
 from ai_memory.core.errors import Forbidden
 from ai_memory.core.identity import Scope
+from ai_memory.service.check import InstallCheck
 from ai_memory.store.counts import counts
 
 
@@ -51,6 +52,22 @@ def show_health(health: dict[str, Any]) -> None:
     out.print(facts)
     for warning in health["warnings"]:
         out.print(styled("warning:", "yellow"), warning["message"], "→", warning["fix"])
+
+
+def install_summary(installed: InstallCheck, config: Config) -> str:
+    """What is installed here; a signed-in machine with no data dir of its own says whose
+    counts follow rather than "database: none yet"."""
+    import os
+
+    from ai_memory import locate
+
+    signed_in = locate.credential(os.environ)
+    if signed_in is None or installed.database_schema is not None:
+        return installed.summary()
+    return (
+        f"ai-memory {installed.version}; signed in to {signed_in[0] or 'a server'} "
+        f"(no data dir at {config.data_dir}): the counts are the server's, as your key sees them"
+    )
 
 
 def served_status(
