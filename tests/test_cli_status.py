@@ -53,3 +53,18 @@ def test_commands_on_the_servers_machine_reach_it_at_the_bind_its_lock_records(
     assert json.loads(mine.stdout)["health"] is None
     table = cli_in_process("status", "-p", "cli", *where, env=as_user)
     assert table.returncode == 0 and "sessions" in table.stdout, table.stderr
+
+
+def test_the_lock_names_a_running_servers_address_and_a_stale_one_nothing(tmp_path: Path) -> None:
+    from ai_memory.cli.options import running_url
+    from ai_memory.maintenance.lock import ServerLock
+
+    assert running_url(tmp_path) is None  # no lock file
+    for bind, url in (("127.0.0.1:5", "http://127.0.0.1:5"), ("0.0.0.0:7", "http://127.0.0.1:7")):
+        lock = ServerLock(tmp_path)
+        lock.acquire(bind=bind)
+        try:
+            assert running_url(tmp_path) == url
+        finally:
+            lock.release()
+        assert running_url(tmp_path) is None  # the file stays; nobody holds it
