@@ -70,7 +70,9 @@ def test_data_dir_commands_on_a_signed_in_laptop_use_the_server_or_say_where_the
     assert purged.returncode == 1 and "no session 'nope'" in purged.stderr, purged.stderr
     exported = cli_in_process("export", "-p", "shop", "--to", str(tmp_path / "x"), env=env)
     assert exported.returncode == 1 and "run it on the server's machine" in exported.stderr
-    assert "Traceback" not in purged.stderr + exported.stderr
+    reindexed = cli_in_process("reindex", env=env)  # direct-disk only: no server route
+    assert reindexed.returncode == 1 and "no data dir at" in reindexed.stderr, reindexed.stderr
+    assert "Traceback" not in purged.stderr + exported.stderr + reindexed.stderr
 
 
 def test_data_dir_commands_with_no_data_dir_and_no_login_say_what_to_do(tmp_path: Path) -> None:

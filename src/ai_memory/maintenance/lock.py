@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ai_memory.core.errors import ServerRunning
+from ai_memory.core.errors import NotInitialised, ServerRunning
 
 LOCK_NAME = "server.lock"
 
@@ -30,7 +30,15 @@ class ServerLock:
         self._fd: int | None = None
 
     def acquire(self, **info: Any) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except FileNotFoundError:  # no data dir: a laptop signed in to a server has none
+            what = f"`ai-memory {self.operation}`" if self.operation else "the server"
+            raise NotInitialised(
+                f"no data dir at {self.path.parent}: {what} works on a data dir made by "
+                "`ai-memory init` (or pass --data-dir); a signed-in machine's memory is on "
+                "its server's machine"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
