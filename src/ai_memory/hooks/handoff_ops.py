@@ -8,7 +8,7 @@ sees and claims only their own handoffs and shared ones (an admin with
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import anyio.to_thread
@@ -48,7 +48,7 @@ async def begin_handoff(
     owner: int | None = None,
     shared: bool = False,
     timeout: float = 10.0,
-    redact_patterns: Sequence[str] = (),
+    sanitizer: Sanitizer | None = None,
 ) -> dict[str, Any]:
     """Open a manual handoff for the next agent of ``scope``; returns the stored handoff.
 
@@ -59,21 +59,20 @@ async def begin_handoff(
     summary = _check_summary(summary)
     content_json(content)  # refused as sent (too big, not JSON), before redaction
     clean = await anyio.to_thread.run_sync(
-        _sanitized, redact_patterns, summary, content, from_agent, from_session, cwd
+        _sanitized, sanitizer or Sanitizer(), summary, content, from_agent, from_session, cwd
     )
     command = open_command(scope, origin="manual", owner=owner, shared=shared, **clean)
     return await writer.run(command, timeout=timeout)
 
 
 def _sanitized(
-    redact_patterns: Sequence[str],
+    sanitizer: Sanitizer,
     summary: str,
     content: Mapping[str, Any] | None,
     from_agent: str | None,
     from_session: str | None,
     cwd: str | None,
 ) -> dict[str, Any]:
-    sanitizer = Sanitizer(redact_patterns)  # RE2 caches the compiled patterns
     tree = sanitizer.tree(dict(content or {}), MAX_CONTENT_CHARS)
     return {
         "summary": sanitizer.clean(summary, MAX_SUMMARY_CHARS * 4),
@@ -114,13 +113,16 @@ async def accept_handoff(
     cwd: str | None = None,
     viewer: Viewer = OPERATOR,
     timeout: float = 10.0,
+    sanitizer: Sanitizer | None = None,
 ) -> dict[str, Any]:
     """Claim ``handoff_id`` (or the best open one) exactly once.
 
     Returns ``{"result": "claimed" | "consumed_by_hook" | "none_pending", "handoff": …}``;
     ``consumed_by_hook`` means the session-start hook already delivered it.
     """
-    agent, session_id = await anyio.to_thread.run_sync(_claimant, agent, session_id)
+    agent, session_id = await anyio.to_thread.run_sync(
+        _claimant, sanitizer or Sanitizer(), agent, session_id
+    )
     command = claim_command(
         scope,
         agent=agent,
@@ -156,9 +158,10 @@ async def cancel_handoff(
     return await writer.run(command, timeout=timeout)
 
 
-def _claimant(agent: str | None, session_id: str | None) -> tuple[str | None, str | None]:
+def _claimant(
+    sanitizer: Sanitizer, agent: str | None, session_id: str | None
+) -> tuple[str | None, str | None]:
     """The claiming agent and session as stored: one holding a secret is replaced."""
-    sanitizer = Sanitizer()
     if agent and sanitizer.holds_secret(agent):
         agent = "redacted"
     if session_id and sanitizer.holds_secret(session_id):

@@ -136,7 +136,7 @@ def _begin_tool(deps: ToolDeps) -> Any:
                     cwd=who.cwd,
                     owner=principal(ctx).owner,
                     shared=shared is True,
-                    redact_patterns=runtime.config.hooks.redact_patterns,
+                    sanitizer=runtime.sanitizer,
                 )
             return {"handoff": handoff, "note": NOTE, "scope": resolved.to_dict()}
 
@@ -195,6 +195,7 @@ def _accept_tool(deps: ToolDeps) -> Any:
                 session_id=who.session_id,
                 cwd=who.cwd,
                 viewer=viewer,
+                sanitizer=deps.runtime().sanitizer,
             )
             return {**accepted, "note": NOTE, "scope": resolved.to_dict()}
 

@@ -4,7 +4,6 @@ feedback on a page."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
@@ -272,13 +271,13 @@ async def _record(
 ) -> int:
     now = now_iso()
     if reason:  # free text from an agent: redacted and capped like any capture
-        reason = await asyncio.to_thread(clean_reason, reason, runtime.config.hooks.redact_patterns)
+        reason = await asyncio.to_thread(clean_reason, reason, runtime.sanitizer)
     return await runtime.writer.run(
         lambda conn: add_feedback(conn, ref, page_id, signal, reason, now),
         timeout=runtime.config.store.write_timeout_s,
     )
 
 
-def clean_reason(reason: str, extra_patterns: Sequence[str]) -> str:
+def clean_reason(reason: str, sanitizer: Sanitizer) -> str:
     """A feedback reason as stored: secrets redacted, controls stripped, capped."""
-    return Sanitizer(extra_patterns).clean(reason, MAX_REASON_BYTES)
+    return sanitizer.clean(reason, MAX_REASON_BYTES)

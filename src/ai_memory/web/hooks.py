@@ -161,7 +161,7 @@ async def open_handoff(runtime: RuntimeDep, who: WhoDep, body: HandoffOpen) -> d
         owner=who.owner,
         shared=body.shared,
         timeout=runtime.config.store.write_timeout_s,
-        redact_patterns=runtime.config.hooks.redact_patterns,
+        sanitizer=runtime.sanitizer,
     )
 
 
@@ -197,6 +197,7 @@ async def accept_handoff(runtime: RuntimeDep, who: WhoDep, body: HandoffAccept) 
         cwd=body.cwd,
         viewer=viewer,
         timeout=runtime.config.store.write_timeout_s,
+        sanitizer=runtime.sanitizer,
     )
 
 
