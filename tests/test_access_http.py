@@ -327,6 +327,14 @@ def test_a_list_is_full_when_what_a_user_may_not_read_is_newer(team: Team) -> No
         assert projects == (["open"] * 3 if user == "none" else ["restricted"] * 3)
 
 
+def test_a_job_list_is_full_when_what_a_user_may_not_read_is_newer(team: Team) -> None:
+    """The restricted project's job is the newest: the limit applies after it is left out."""
+    _, users = team
+    for user in ("none", "admin"):
+        jobs = users[user].get("/api/v1/consolidate/jobs?limit=1").json()["jobs"]
+        assert [job["project"] for job in jobs] == (["open"] if user == "none" else ["restricted"])
+
+
 def test_a_project_page_shows_a_user_only_their_own_and_shared_handoffs(team: Team) -> None:
     _, users = team
     shown = {user: "operator&#39;s own handoff" in users[user].get("/web/default/open").text

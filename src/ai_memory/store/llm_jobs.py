@@ -75,6 +75,7 @@ WHERE id = ?
 COUNTS = "SELECT state, count(*) FROM llm_jobs WHERE kind = ? GROUP BY state"
 LISTED = """
 SELECT * FROM llm_jobs WHERE kind = ? AND (? IS NULL OR state = ?)
+    AND (workspace || '/' || project) NOT IN (SELECT value FROM json_each(?))
 ORDER BY updated_at DESC, id DESC LIMIT ?
 """
 PENDING_FOR_SESSION = """
@@ -185,9 +186,17 @@ def counts(conn: sqlite3.Connection, kind: str = CONSOLIDATION) -> dict[str, int
 
 
 def listed(
-    conn: sqlite3.Connection, state: str | None, limit: int, kind: str = CONSOLIDATION
+    conn: sqlite3.Connection,
+    state: str | None,
+    limit: int,
+    kind: str = CONSOLIDATION,
+    *,
+    hidden_json: str = "[]",
 ) -> list[dict[str, Any]]:
-    return [to_dict(row) for row in conn.execute(LISTED, (kind, state, state, limit))]
+    """The newest jobs, leaving out those of the ``workspace/project`` names in
+    ``hidden_json`` before the limit applies, so a caller still gets ``limit`` rows."""
+    args = (kind, state, state, hidden_json, limit)
+    return [to_dict(row) for row in conn.execute(LISTED, args)]
 
 
 def pending_for_session(conn: sqlite3.Connection, workspace: str, project: str, sid: str) -> bool:

@@ -75,7 +75,7 @@ async def consolidation_jobs(
     hide = await access.hidden(request)
 
     def read(conn: Any) -> dict[str, Any]:
-        jobs = access.visible(llm_jobs.listed(conn, state, limit), hide)
+        jobs = llm_jobs.listed(conn, state, limit, hidden_json=access.hidden_json(hide))
         if not hide:
             return {"counts": llm_jobs.counts(conn), "jobs": jobs}
         found = {name: 0 for name in ("queued", "running", "done", "failed")}
