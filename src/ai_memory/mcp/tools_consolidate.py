@@ -32,7 +32,7 @@ def register(server: MCPServer[Any], deps: ToolDeps) -> None:
         description="Ask the configured LLM provider to turn a completed session into a "
         "richer session page plus new or updated concepts/, decisions/, gotchas/ and "
         "procedures/ pages, linked to each other and to the session (pinned pages are never "
-        "rewritten). Without session_id: the project's latest completed session. The same "
+        "rewritten). Without session_id: your latest completed session in the project. The same "
         "session is consolidated once; dry_run=true only says what would be written.",
         annotations=ANNOTATIONS,
         structured_output=False,
@@ -47,7 +47,7 @@ def _consolidate_tool(deps: ToolDeps) -> Any:
             Field(
                 min_length=1,
                 max_length=200,
-                description="Default: the project's latest completed session",
+                description="Default: your latest completed session in the project",
             ),
         ] = None,
         multi_page: Annotated[

@@ -41,7 +41,7 @@ def _improve_tool(deps: ToolDeps) -> Any:
             Field(
                 min_length=1,
                 max_length=200,
-                description="Default: the project's latest completed session",
+                description="Default: your latest completed session in the project",
             ),
         ] = None,
         dry_run: Annotated[bool, Field(description="Only show what would be proposed")] = False,
