@@ -73,6 +73,11 @@ UPDATE llm_jobs SET state = 'failed', lease_until = NULL, last_error = ?, update
 WHERE id = ?
 """
 COUNTS = "SELECT state, count(*) FROM llm_jobs WHERE kind = ? GROUP BY state"
+VISIBLE_COUNTS = """
+SELECT state, count(*) FROM llm_jobs
+WHERE kind = ? AND (workspace || '/' || project) NOT IN (SELECT value FROM json_each(?))
+GROUP BY state
+"""
 LISTED = """
 SELECT * FROM llm_jobs WHERE kind = ? AND (? IS NULL OR state = ?)
     AND (workspace || '/' || project) NOT IN (SELECT value FROM json_each(?))
@@ -179,9 +184,17 @@ def retry_or_fail(
     return "queued"
 
 
-def counts(conn: sqlite3.Connection, kind: str = CONSOLIDATION) -> dict[str, int]:
+def counts(
+    conn: sqlite3.Connection, kind: str = CONSOLIDATION, *, hidden_json: str | None = None
+) -> dict[str, int]:
+    """Jobs by state, leaving out those of the ``workspace/project`` names in
+    ``hidden_json`` when it is given."""
     found = {state: 0 for state in ("queued", "running", "done", "failed")}
-    found.update({row[0]: int(row[1]) for row in conn.execute(COUNTS, (kind,))})
+    if hidden_json is None:
+        rows = conn.execute(COUNTS, (kind,))
+    else:
+        rows = conn.execute(VISIBLE_COUNTS, (kind, hidden_json))
+    found.update({row[0]: int(row[1]) for row in rows})
     return found
 
 

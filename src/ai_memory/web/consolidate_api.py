@@ -19,10 +19,6 @@ from ai_memory.web.deps import get_runtime
 router = APIRouter(prefix="/api/v1")
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
-VISIBLE_COUNTS = f"""
-SELECT state, count(*) FROM llm_jobs WHERE kind = 'consolidation' AND {access.not_hidden()}
-GROUP BY state
-"""
 
 
 class ConsolidateBody(BaseModel):
@@ -73,13 +69,12 @@ async def consolidation_jobs(
     from ai_memory.store import llm_jobs
 
     hide = await access.hidden(request)
+    hidden = access.hidden_json(hide) if hide else None  # None: every job counted
 
     def read(conn: Any) -> dict[str, Any]:
-        jobs = llm_jobs.listed(conn, state, limit, hidden_json=access.hidden_json(hide))
-        if not hide:
-            return {"counts": llm_jobs.counts(conn), "jobs": jobs}
-        found = {name: 0 for name in ("queued", "running", "done", "failed")}
-        found.update(conn.execute(VISIBLE_COUNTS, (access.hidden_json(hide),)).fetchall())
-        return {"counts": found, "jobs": jobs}
+        return {
+            "counts": llm_jobs.counts(conn, hidden_json=hidden),
+            "jobs": llm_jobs.listed(conn, state, limit, hidden_json=hidden or "[]"),
+        }
 
     return await runtime.readers.aread(read)
