@@ -14,13 +14,11 @@ from typing import TYPE_CHECKING
 from ai_memory.core.identity import Scope
 from ai_memory.core.principal import Access, Principal
 from ai_memory.store import project_access
+from ai_memory.store.sessions import session_owner
 
 if TYPE_CHECKING:
     from ai_memory.hooks.ingest import HookEvent
 
-SESSION_OWNER = """
-SELECT owner FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?
-"""
 # Every project's row of one session id, the first stored first (index sessions_by_id):
 # a session id belongs to whoever stored it first, in whichever project.
 SESSION_ROWS = """
@@ -90,5 +88,5 @@ def packet_access(
 
 def owns_session(conn: sqlite3.Connection, who: Principal, scope: Scope, session_id: str) -> bool:
     """Whether ``who`` captured ``session_id`` (a session not stored yet counts as theirs)."""
-    row = conn.execute(SESSION_OWNER, (scope.workspace, scope.project, session_id)).fetchone()
-    return row is None or who.owns(row["owner"])
+    captured, owner = session_owner(conn, scope, session_id)
+    return not captured or who.owns(owner)

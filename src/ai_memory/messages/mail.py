@@ -24,6 +24,7 @@ from ai_memory.store import messages as sql
 from ai_memory.store import pages
 from ai_memory.store.messages import Party
 from ai_memory.store.project_access import authorize, hidden_projects
+from ai_memory.store.sessions import session_owner
 
 
 async def send(
@@ -161,7 +162,7 @@ def _own_session(
     another project than the session's."""
     if session is None:
         return None
-    captured, owner = sql.session_owner(conn, scope, session)
+    captured, owner = session_owner(conn, scope, session)
     if captured and (principal.sees_every_owner() or principal.owns(owner)):
         return session
     if reported:

@@ -50,9 +50,6 @@ WHERE to_workspace = ? AND to_project = ? AND status = 'queued'
   AND (to_agent IS NULL OR to_agent = ?)
 ORDER BY id LIMIT 1
 """
-SESSION_OWNER = """
-SELECT owner FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?
-"""
 CLAIM = """
 UPDATE messages SET status = 'claimed', claimed_at = ?, claimed_by_user = ?,
     claimed_by_session = ?, claimed_by_agent = ?
@@ -155,14 +152,6 @@ def claim_next(
     sender = Scope(row["from_workspace"], row["from_project"])
     _audit(conn, now, "message-pop", int(row["id"]), sender, scope)
     return get(conn, int(row["id"]))
-
-
-def session_owner(
-    conn: sqlite3.Connection, scope: Scope, session_id: str
-) -> tuple[bool, int | None]:
-    """Whether ``session_id`` was captured in ``scope``, and whose it is (None: the operator)."""
-    row = conn.execute(SESSION_OWNER, (scope.workspace, scope.project, session_id)).fetchone()
-    return (False, None) if row is None else (True, row["owner"])
 
 
 def cancel(conn: sqlite3.Connection, message_id: int, *, now: str) -> bool:
