@@ -109,19 +109,16 @@ def project_page(
     else:
         rows = conn.execute(pages.RECENT, (scope.workspace, scope.project, limit)).fetchall()
         newest = [pages.row_to_dict(row, with_body=False) for row in rows]
+    ws, project = scope.workspace, scope.project
     if viewer is None or viewer.sees_every_owner():
-        args: tuple[Any, ...] = (scope.workspace, scope.project, "open", "open", HANDOFFS_SHOWN)
-        handoffs = conn.execute(LIST_HANDOFFS, args)
+        handoffs = conn.execute(LIST_HANDOFFS, (ws, project, "open", "open", HANDOFFS_SHOWN))
+        counted = conn.execute(PROJECT_COUNTS, (ws, project)).fetchone()
     else:
-        args = (scope.workspace, scope.project, "open", "open", False, viewer.owner, HANDOFFS_SHOWN)
+        args = (ws, project, "open", "open", False, viewer.owner, HANDOFFS_SHOWN)
         handoffs = conn.execute(LIST_VISIBLE, args)
+        counted = conn.execute(PROJECT_COUNTS_OWN, (ws, project, viewer.owner)).fetchone()
     timeline = session_queries.timeline(conn, scope, NO_CURSOR, sessions, NOTHING, viewer)
     kinds = kind_counts(conn, scope)
-    if viewer is None or viewer.sees_every_owner():
-        counted = conn.execute(PROJECT_COUNTS, (scope.workspace, scope.project)).fetchone()
-    else:
-        own = (scope.workspace, scope.project, viewer.owner)
-        counted = conn.execute(PROJECT_COUNTS_OWN, own).fetchone()
     return {
         "counts": {"pages": sum(kinds.values()), **counted},
         "kinds": kinds,
