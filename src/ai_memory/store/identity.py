@@ -6,6 +6,7 @@ import sqlite3
 
 from ai_memory.core import apikeys
 from ai_memory.core.principal import Principal
+from ai_memory.store import web_sessions
 
 KEY_ROW = """
 SELECT k.id AS key_id, k.secret_hash, k.revoked_at, u.id AS user_id, u.name, u.admin,
@@ -29,16 +30,19 @@ def principal_for_key(conn: sqlite3.Connection, presented: str) -> Principal | N
     row = conn.execute(KEY_ROW, (prefix,)).fetchone()
     if row is None or not apikeys.matches(presented, row["secret_hash"]):
         return None
-    if row["revoked_at"] is not None or row["disabled_at"] is not None:
-        return None
-    return Principal(int(row["user_id"]), str(row["name"]), bool(row["admin"]), int(row["key_id"]))
+    return _live_key_user(row)
 
 
 def principal_for_key_id(conn: sqlite3.Connection, prefix: str) -> Principal | None:
     """The user of the live key with public id ``prefix`` (None: unknown, revoked,
     disabled): whose events the server's own spool drain stores, without the secret."""
     row = conn.execute(KEY_ROW, (prefix,)).fetchone()
-    if row is None or row["revoked_at"] is not None or row["disabled_at"] is not None:
+    return None if row is None else _live_key_user(row)
+
+
+def _live_key_user(row: sqlite3.Row) -> Principal | None:
+    """The key's user, unless the key is revoked or its user disabled."""
+    if row["revoked_at"] is not None or row["disabled_at"] is not None:
         return None
     return Principal(int(row["user_id"]), str(row["name"]), bool(row["admin"]), int(row["key_id"]))
 
@@ -82,7 +86,6 @@ UPDATE users SET disabled_at = COALESCE(disabled_at, ?), removed_at = ? WHERE id
 """
 REVOKE_USER_KEYS = "UPDATE api_keys SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL"
 DROP_USER_GRANTS = "DELETE FROM project_grants WHERE user_id = ?"
-DROP_USER_WEB_SESSIONS = "DELETE FROM web_sessions WHERE user_id = ?"
 KEYS = """
 SELECT k.prefix, k.label, k.created_at, k.last_used_at, k.revoked_at, u.name AS user
 FROM api_keys k JOIN users u ON u.id = k.user_id
@@ -116,7 +119,7 @@ def set_disabled(conn: sqlite3.Connection, user_id: int, when: str | None) -> No
     """Disable (``when`` set) or enable (None) a user; a disabled user's web sessions end."""
     conn.execute(SET_DISABLED, (when, user_id))
     if when is not None:
-        conn.execute(DROP_USER_WEB_SESSIONS, (user_id,))
+        web_sessions.drop_for_user(conn, user_id)
 
 
 def remove_user(conn: sqlite3.Connection, user_id: int, now: str) -> tuple[int, int]:
@@ -127,7 +130,7 @@ def remove_user(conn: sqlite3.Connection, user_id: int, now: str) -> tuple[int, 
     """
     keys = conn.execute(REVOKE_USER_KEYS, (now, user_id)).rowcount
     grants = conn.execute(DROP_USER_GRANTS, (user_id,)).rowcount
-    conn.execute(DROP_USER_WEB_SESSIONS, (user_id,))
+    web_sessions.drop_for_user(conn, user_id)
     conn.execute(MARK_REMOVED, (now, now, user_id))
     return keys, grants
 
