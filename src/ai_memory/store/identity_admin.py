@@ -58,7 +58,7 @@ def _label(label: str) -> str:
     return label
 
 
-def _user(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
+def existing_user(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
     """The user ``name``, refusing an unknown or removed one by name."""
     row = identity.user_row(conn, validate_user_name(name))
     if row is None or row["removed_at"] is not None:
@@ -106,7 +106,7 @@ def add_user(conn: sqlite3.Connection, name: str, *, admin: bool, now: str) -> d
         raise Conflict(f"a user named {name!r} already exists")
     identity.create_user(conn, name, admin=admin, now=now)
     _audit(conn, now, "user-add", user=name, admin=admin)
-    return {"user": user_json(_user(conn, name))}
+    return {"user": user_json(existing_user(conn, name))}
 
 
 def list_users(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -115,17 +115,17 @@ def list_users(conn: sqlite3.Connection) -> dict[str, Any]:
 
 def set_enabled(conn: sqlite3.Connection, name: str, *, enabled: bool, now: str) -> dict[str, Any]:
     """Disable or enable a user: a disabled user's keys are refused from the next request."""
-    row = _user(conn, name)
+    row = existing_user(conn, name)
     changed = (row["disabled_at"] is None) != enabled
     if changed:
         identity.set_disabled(conn, int(row["id"]), None if enabled else now)
         _audit(conn, now, "user-enable" if enabled else "user-disable", user=name)
-    return {"user": user_json(_user(conn, name)), "changed": changed}
+    return {"user": user_json(existing_user(conn, name)), "changed": changed}
 
 
 def remove_user(conn: sqlite3.Connection, name: str, *, now: str) -> dict[str, Any]:
     """Revoke the user's keys, drop their grants and web sessions; keep what they own."""
-    row = _user(conn, name)
+    row = existing_user(conn, name)
     revoked, grants = identity.remove_user(conn, int(row["id"]), now)
     _audit(conn, now, "user-remove", user=name, keys_revoked=revoked, grants_dropped=grants)
     return {"user": name, "removed": True, "keys_revoked": revoked, "grants_dropped": grants}
@@ -136,7 +136,7 @@ def remove_user(conn: sqlite3.Connection, name: str, *, now: str) -> dict[str, A
 
 def create_key(conn: sqlite3.Connection, user: str, *, label: str, now: str) -> dict[str, Any]:
     """A new key; the answer carries it whole, the one time it is ever shown."""
-    row = _user(conn, user)
+    row = existing_user(conn, user)
     if row["disabled_at"] is not None:
         raise Conflict(f"user {user!r} is disabled; enable them before creating a key")
     _, key = identity.create_key(conn, int(row["id"]), label=_label(label), now=now)
@@ -147,7 +147,7 @@ def create_key(conn: sqlite3.Connection, user: str, *, label: str, now: str) -> 
 
 
 def list_keys(conn: sqlite3.Connection, user: str | None) -> dict[str, Any]:
-    user_id = int(_user(conn, user)["id"]) if user is not None else None
+    user_id = int(existing_user(conn, user)["id"]) if user is not None else None
     return {"keys": [key_json(row) for row in identity.keys(conn, user_id)]}
 
 
@@ -208,14 +208,14 @@ def grant(
     if access not in GRANTS:
         raise InvalidInput(f"access must be one of {', '.join(GRANTS)}")
     _rule(conn, scope)
-    project_access.set_grant(conn, scope, int(_user(conn, user)["id"]), access, now)
+    project_access.set_grant(conn, scope, int(existing_user(conn, user)["id"]), access, now)
     _audit(conn, now, "project-grant", project=str(scope), user=user, access=access)
     return project_rule(conn, scope)
 
 
 def revoke_grant(conn: sqlite3.Connection, scope: Scope, user: str, *, now: str) -> dict[str, Any]:
     _rule(conn, scope)
-    if not project_access.drop_grant(conn, scope, int(_user(conn, user)["id"])):
+    if not project_access.drop_grant(conn, scope, int(existing_user(conn, user)["id"])):
         raise NotFound(f"user {user!r} has no grant on {scope}")
     _audit(conn, now, "project-revoke", project=str(scope), user=user)
     return project_rule(conn, scope)

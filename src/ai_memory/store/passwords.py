@@ -17,9 +17,9 @@ from typing import Any
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from ai_memory.core.errors import InvalidInput, NotFound
+from ai_memory.core.errors import InvalidInput
 from ai_memory.core.principal import Principal
-from ai_memory.store import identity, identity_admin, pages, web_sessions
+from ai_memory.store import identity_admin, pages, web_sessions
 
 MIN_LENGTH = 8
 MAX_LENGTH = 1024  # argon2 takes any length; a cap keeps one request's work bounded
@@ -96,10 +96,7 @@ def set_password(
     conn: sqlite3.Connection, name: str, password_hash: str, *, now: str
 ) -> dict[str, Any]:
     """Store ``password_hash`` for ``name`` and sign out its browsers; audited, no hash in it."""
-    row = identity.user_row(conn, identity_admin.validate_user_name(name))
-    if row is None or row["removed_at"] is not None:
-        raise NotFound(f"no user named {name!r} (see `ai-memory user list`)")
-    user_id = int(row["id"])
+    user_id = int(identity_admin.existing_user(conn, name)["id"])
     conn.execute(SET_HASH, (password_hash, user_id))
     ended = web_sessions.drop_for_user(conn, user_id)
     detail = {"user": name, "sessions_ended": ended}
