@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -12,15 +10,13 @@ from pydantic import Field
 
 from ai_memory import __version__
 from ai_memory.core.fence import NOTE
-from ai_memory.core.identity import Scope
-from ai_memory.core.principal import Principal
 from ai_memory.hooks.handoffs import Viewer
 from ai_memory.mcp.annotations import READ
 from ai_memory.mcp.args import Project, Workspace
 from ai_memory.mcp.briefing import read_briefing
 from ai_memory.mcp.deps import Ctx, ToolDeps, answer, principal
 from ai_memory.mcp.instructions import SNIPPET_FILES, self_routing_snippet
-from ai_memory.store.counts import counts, project_counts
+from ai_memory.store.visible_counts import visible_counts
 
 
 def register(server: MCPServer[Any], deps: ToolDeps) -> None:
@@ -70,33 +66,6 @@ def _status_tool(deps: ToolDeps) -> Any:
         return await answer(work)
 
     return memory_status
-
-
-HIDDEN_LINKS = "SELECT count(*) FROM links WHERE workspace = ? AND project = ?"
-# Distinct names cannot be subtracted project by project: counted again without them.
-VISIBLE_ENTITIES = """
-SELECT count(DISTINCT norm) FROM entities
-WHERE workspace || '/' || project NOT IN (SELECT value FROM json_each(?))
-"""
-
-
-def visible_counts(
-    conn: sqlite3.Connection, scope: Scope, hidden: frozenset[Scope], who: Principal
-) -> dict[str, Any]:
-    """The status counts without the projects the caller may not read, as if they did not
-    exist (no scan at all when nothing is hidden); only ``who``'s own capture unless an
-    admin."""
-    data = counts(conn, scope, who)
-    for other in hidden:
-        part = project_counts(conn, other, who)
-        for name in ("pages", "versions", "sessions", "observations", "open_handoffs"):
-            data[name] -= part[name]
-        data["links"] -= conn.execute(HIDDEN_LINKS, (other.workspace, other.project)).fetchone()[0]
-    if hidden:
-        names = json.dumps([f"{s.workspace}/{s.project}" for s in hidden])
-        data["entities"] = conn.execute(VISIBLE_ENTITIES, (names,)).fetchone()[0]
-        data["projects"] -= len(hidden)
-    return data
 
 
 def _briefing_tool(deps: ToolDeps) -> Any:

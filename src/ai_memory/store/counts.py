@@ -35,6 +35,8 @@ PROJECT_COUNTS = {
     "AND status = 'open'",
 }
 
+DATA_VERSION = "SELECT coalesce(max(id), 0) FROM audit_log"
+
 # A user's own rows (the owner is the last parameter): what their session, observation and
 # handoff lists show.
 OWN_GLOBAL_COUNTS = {
@@ -63,13 +65,16 @@ def counts(
     conn: sqlite3.Connection, scope: Scope | None, who: Principal | None = None
 ) -> dict[str, Any]:
     result = _counted(conn, GLOBAL_COUNTS, OWN_GLOBAL_COUNTS, (), who)
-    result["schema_version"] = current_version(conn)
-    result["data_version"] = conn.execute("SELECT coalesce(max(id), 0) FROM audit_log").fetchone()[
-        0
-    ]
+    result.update(index_versions(conn))
     if scope is not None:
         result["project"] = project_counts(conn, scope, who)
     return result
+
+
+def index_versions(conn: sqlite3.Connection) -> dict[str, int]:
+    """The schema and data versions every status answer carries, whatever it counts."""
+    data_version = conn.execute(DATA_VERSION).fetchone()[0]
+    return {"schema_version": current_version(conn), "data_version": data_version}
 
 
 def project_counts(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from ai_memory.core.errors import Forbidden
@@ -146,3 +147,13 @@ def set_grant(conn: sqlite3.Connection, scope: Scope, user_id: int, access: str,
 
 def drop_grant(conn: sqlite3.Connection, scope: Scope, user_id: int) -> bool:
     return conn.execute(DROP_GRANT, (scope.workspace, scope.project, user_id)).rowcount > 0
+
+
+def not_hidden(alias: str = "") -> str:
+    """A SQL condition leaving out rows of the projects in the JSON list :func:`hidden_json`."""
+    prefix = f"{alias}." if alias else ""
+    return f"({prefix}workspace || '/' || {prefix}project) NOT IN (SELECT value FROM json_each(?))"
+
+
+def hidden_json(hide: frozenset[Scope]) -> str:
+    return json.dumps(sorted(str(s) for s in hide))

@@ -8,7 +8,6 @@ admins, so a single-user server runs exactly the queries it always ran.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -19,6 +18,8 @@ from ai_memory.core.identity import Scope
 from ai_memory.core.principal import Access, Principal, principal_in
 from ai_memory.runtime import Runtime
 from ai_memory.store.project_access import authorize, hidden_projects
+from ai_memory.store.project_access import hidden_json as hidden_json
+from ai_memory.store.project_access import not_hidden as not_hidden
 
 Row = TypeVar("Row", bound=Mapping[str, Any])
 NOTHING: frozenset[Scope] = frozenset()
@@ -91,16 +92,6 @@ def without_hidden_links(page: dict[str, Any], hide: frozenset[Scope]) -> dict[s
         page["links"] = visible(page["links"], hide)
         page["backlinks"] = visible(page["backlinks"], hide)
     return page
-
-
-def not_hidden(alias: str = "") -> str:
-    """A SQL condition leaving out rows of the projects in the JSON list :func:`hidden_json`."""
-    prefix = f"{alias}." if alias else ""
-    return f"({prefix}workspace || '/' || {prefix}project) NOT IN (SELECT value FROM json_each(?))"
-
-
-def hidden_json(hide: frozenset[Scope]) -> str:
-    return json.dumps(sorted(str(s) for s in hide))
 
 
 async def pending_write(request: Request, pending_id: int, need: Access) -> dict[str, Any]:

@@ -14,11 +14,10 @@ from ai_memory.core.principal import principal_in
 from ai_memory.core.validate import STORABLE, SqlId, Text
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
-from ai_memory.store.counts import counts
+from ai_memory.store.visible_counts import visible_counts
 from ai_memory.web import access
 from ai_memory.web.access import read_path, write_path
 from ai_memory.web.deps import get_runtime
-from ai_memory.web.visible_counts import visible_counts
 
 router = APIRouter(prefix="/api/v1")
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
@@ -77,9 +76,7 @@ async def status(
         await access.require_read(request, scope)
     hide = await access.hidden(request)
     who = principal_in(request.scope)  # a user counts their own sessions and handoffs
-    data = await runtime.readers.aread(
-        lambda conn: visible_counts(conn, scope, hide, who) if hide else counts(conn, scope, who)
-    )
+    data = await runtime.readers.aread(lambda conn: visible_counts(conn, scope, hide, who))
     where = {"data_dir": str(runtime.config.data_dir)} if who.admin else {}  # a path is for admins
     return {"version": __version__, **where, "writer_backlog": runtime.writer.backlog, **data}
 
