@@ -14,6 +14,7 @@ from ai_memory.core.identity import Scope
 from ai_memory.hooks.handoffs import insert_handoff
 from ai_memory.hooks.session_page import SESSION_STATS, SessionDigest, read_digest, render_page
 from ai_memory.store import llm_jobs
+from ai_memory.store.sessions import SESSION_OWNER
 from ai_memory.wiki.wiki import Wiki
 
 MARK_ENDED = """
@@ -57,7 +58,6 @@ DROP_EMPTY_OBSERVATIONS = (
     "DELETE FROM observations WHERE workspace = ? AND project = ? AND session_id = ?"
 )
 DROP_EMPTY_SESSION = "DELETE FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?"
-SESSION_OWNER = "SELECT owner FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?"
 NEWEST_OPEN_FOR_AGENT = """
 SELECT session_id FROM sessions
 WHERE workspace = ? AND project = ? AND ended_at IS NULL AND (? IS NULL OR agent = ?)
