@@ -22,7 +22,7 @@ from ai_memory.mcp.deps import Ctx, ToolDeps, answer, principal
 from ai_memory.mcp.scope import ResolvedScope
 from ai_memory.mcp.tools_write import ACTOR, parse_expiry
 from ai_memory.store import project_access
-from ai_memory.wiki.batch_check import MAX_ENTRIES, Entry, awrite_entries
+from ai_memory.wiki.batch_check import MAX_ENTRIES, Entry, awrite_entries, summary
 
 META_FIELDS = ("title", "kind", "tier", "tags", "entities", "pinned", "expires_at", "summary")
 
@@ -134,12 +134,7 @@ def _batch_tool(deps: ToolDeps) -> Any:
                 actor=ACTOR,
                 fields=_stored_fields,
             )
-            return {
-                "written": len(results),
-                "changed": sum(result.changed for result in results),
-                "pages": [result.to_dict() for result in results],
-                "scope": resolved.to_dict(),
-            }
+            return {**summary(results), "scope": resolved.to_dict()}
 
         return await answer(work)
 

@@ -21,7 +21,7 @@ from ai_memory.store import pages
 from ai_memory.store.project_access import authorize
 from ai_memory.web.api import PageWrite
 from ai_memory.web.deps import get_runtime
-from ai_memory.wiki.batch_check import MAX_ENTRIES, Entry, awrite_entries
+from ai_memory.wiki.batch_check import MAX_ENTRIES, Entry, awrite_entries, summary
 
 router = APIRouter(prefix="/api/v1")
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
@@ -54,9 +54,4 @@ async def write_batch(
     if not await runtime.readers.aread(check):
         raise NotFound(f"no project {scope}: a batch writes only into an existing project")
     entries = [page.entry() for page in batch.pages]
-    results = await awrite_entries(runtime.wiki, scope, entries, actor="api")
-    return {
-        "written": len(results),
-        "changed": sum(result.changed for result in results),
-        "pages": [result.to_dict() for result in results],
-    }
+    return summary(await awrite_entries(runtime.wiki, scope, entries, actor="api"))

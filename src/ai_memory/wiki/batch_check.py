@@ -71,6 +71,15 @@ async def awrite_entries(
     return results
 
 
+def summary(results: Sequence[WriteResult]) -> dict[str, Any]:
+    """The answer every surface gives for a written batch: counts, then each page."""
+    return {
+        "written": len(results),
+        "changed": sum(result.changed for result in results),
+        "pages": [result.to_dict() for result in results],
+    }
+
+
 def prepare(
     wiki: Wiki, scope: Scope, entries: Sequence[Entry], actor: str, fields: Fields = dict
 ) -> list[tuple[PageWrite, PageCommand]]:
