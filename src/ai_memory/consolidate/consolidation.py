@@ -21,7 +21,6 @@ from ai_memory.consolidate.consolidation_reads import (
     related_paths,
 )
 from ai_memory.consolidate.consolidation_schema import ConsolidationAnswer
-from ai_memory.consolidate.edge import unreinforced_search
 from ai_memory.core.errors import PreconditionFailed
 from ai_memory.core.identity import Scope
 from ai_memory.core.page import WriteResult
@@ -148,7 +147,7 @@ async def _related(
         workspace=state.scope.workspace,
         project=state.scope.project,
     )
-    response = await unreinforced_search(runtime, request)  # no agent read these pages
+    response = await runtime.retrieval.search_unreinforced(request)  # no agent read these
     found = related_paths(response.hits, limit)
     await _add_pages(runtime, state, set(found))
     return [p for p in found if p in state.durable]

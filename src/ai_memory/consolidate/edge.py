@@ -11,15 +11,9 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ai_memory.core.errors import LlmBadAnswer, LlmUnavailable
-from ai_memory.retrieval.models import SearchRequest, SearchResponse
-from ai_memory.retrieval.scope import resolve_scope, restrict
-from ai_memory.store.acting import acting
-
-if TYPE_CHECKING:
-    from ai_memory.runtime import Runtime
 
 T = TypeVar("T")
 
@@ -73,18 +67,6 @@ async def bounded(
 
 def no_provider() -> Withheld:
     return Withheld("no_provider", "no [llm] provider is configured")
-
-
-async def unreinforced_search(runtime: Runtime, request: SearchRequest) -> SearchResponse:
-    """The search engine alone: no hit counts as read, so the caller decides which did
-    (a rerank shows fewer hits than it fetched; a consolidation is no agent's read)."""
-    retriever = runtime.retrieval
-    scope = resolve_scope(request)
-    now = retriever.clock()
-    who = acting()  # the projects the caller may not read are left out, as in every search
-    return await runtime.readers.aread(
-        lambda conn: retriever.engine.run(conn, request, restrict(scope, conn, who), now)
-    )
 
 
 def shown_pages(data: dict[str, Any]) -> list[int]:

@@ -22,7 +22,6 @@ from ai_memory.consolidate.edge import (
     bounded,
     no_provider,
     shown_pages,
-    unreinforced_search,
 )
 from ai_memory.core.fence import fence
 from ai_memory.retrieval.models import SearchRequest
@@ -55,7 +54,7 @@ async def reranked_search(runtime: Runtime, request: SearchRequest, slots: Slots
     wanted = request.limit
     if runtime.llm is not None:
         request = request.model_copy(update={"limit": max(wanted, settings.rerank_top)})
-    data = (await unreinforced_search(runtime, request)).to_dict()
+    data = (await runtime.retrieval.search_unreinforced(request)).to_dict()
     hits, info = await rerank(runtime.llm, request.query, data["hits"], settings, slots)
     data["hits"] = hits[:wanted]
     for key in ("raw_hits", "global_hits"):

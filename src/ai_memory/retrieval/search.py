@@ -76,9 +76,14 @@ class Retriever:
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         """The search in a worker thread; its hits are reinforced off the answer's path."""
-        response = await anyio.to_thread.run_sync(self._run, request, acting())
+        response = await self.search_unreinforced(request)
         self.reinforcer.later(_shown(response))
         return response
+
+    async def search_unreinforced(self, request: SearchRequest) -> SearchResponse:
+        """The search alone: no hit counts as read, so the caller decides which did
+        (a rerank shows fewer hits than it fetched; a consolidation is no agent's read)."""
+        return await anyio.to_thread.run_sync(self._run, request, acting())
 
     def _run(self, request: SearchRequest, who: Principal) -> SearchResponse:
         """Search as ``who``: the projects they may not read are left out first."""
