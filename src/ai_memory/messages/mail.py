@@ -122,7 +122,7 @@ async def cancel(runtime: Runtime, principal: Principal, message_id: int) -> dic
                 f"user {principal.name!r} may not cancel message {message_id}: only its "
                 "sender or an admin may"
             )
-        if not sql.cancel(conn, message_id, now=now_iso()):
+        if not sql.cancel(conn, row, now=now_iso()):
             raise Conflict(f"message {message_id} is already {row['status']}; nothing to cancel")
         return sql.get(conn, message_id) or row
 

@@ -154,10 +154,11 @@ def claim_next(
     return get(conn, int(row["id"]))
 
 
-def cancel(conn: sqlite3.Connection, message_id: int, *, now: str) -> bool:
-    """Cancel a still-queued message; False when it was claimed or cancelled meanwhile."""
-    found = get(conn, message_id)
-    if found is None or conn.execute(CANCEL, (now, message_id)).rowcount != 1:
+def cancel(conn: sqlite3.Connection, found: dict[str, Any], *, now: str) -> bool:
+    """Cancel ``found`` (a row :func:`get` read) if still queued; False when it was claimed
+    or cancelled meanwhile."""
+    message_id = int(found["id"])
+    if conn.execute(CANCEL, (now, message_id)).rowcount != 1:
         return False
     sender = Scope(found["from_workspace"], found["from_project"])
     recipient = Scope(found["to_workspace"], found["to_project"])
