@@ -77,13 +77,12 @@ class BearerAuth:
         self,
         app: ASGIApp,
         token: str,
-        keys: KeyLookup | None = None,
-        cookies: CookieLookup | None = None,
+        keys: KeyLookup,
+        cookies: CookieLookup,
     ) -> None:
         if not token:
             raise ValueError("a bearer token is required")
         self.app = app
-        self.token = token
         self.expected = f"Bearer {token}".encode()
         self.keys = keys
         self.cookies = cookies
@@ -126,7 +125,7 @@ class BearerAuth:
             await self._as(user, scope, receive, send)
             return
         if scope["type"] == "http" and webauth.accepts_cookie(method, path):
-            signed_in = await self._cookie_user(headers.get(b"cookie", b""))
+            signed_in = await self.cookies(headers.get(b"cookie", b""))
             if signed_in is not None:
                 # A POST still needs its CSRF token.
                 await self._as(signed_in, scope, receive, send)
@@ -149,15 +148,9 @@ class BearerAuth:
         )
 
     async def _key_user(self, given: bytes) -> Principal | None:
-        if self.keys is None or not given.startswith(b"Bearer aim_"):
+        if not given.startswith(b"Bearer aim_"):
             return None
         return await self.keys(given[len(b"Bearer ") :].decode("ascii", "replace"))
-
-    async def _cookie_user(self, cookie: bytes) -> Principal | None:
-        """The web session's user; without a session lookup, the token's cookie (root)."""
-        if self.cookies is not None:
-            return await self.cookies(cookie)
-        return Principal.root() if webauth.cookie_matches(cookie, self.token) else None
 
 
 class BodyLimit:

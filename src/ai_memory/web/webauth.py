@@ -94,12 +94,6 @@ def csrf_matches(given: str, cookie_header: bytes | str, name: str = COOKIE_NAME
     )
 
 
-def cookie_matches(cookie_header: bytes, token: str) -> bool:
-    """True when the ``Cookie`` header carries this token's UI cookie."""
-    value = cookie_value(cookie_header)
-    return value is not None and token_matches(value, cookie_for(token))
-
-
 def safe_next(target: str | None) -> str:
     """``target`` when it is a path of this UI, else the UI's home: never an open redirect."""
     if not target or any(ord(ch) < 0x20 or ch in "\\\x7f" for ch in target):
