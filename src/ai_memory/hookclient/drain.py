@@ -45,9 +45,10 @@ def drain(
     transport = Transport(url, token, deadline)
     delivered = rejected = 0
     size = max(1, min(batch, BATCH))
+    captured_by = key_id(token)
     try:
         while spool.pending(folder, 1) and not transport.down:
-            tally = retry_spooled(transport, folder, size, data_dir, captured_by=key_id(token))
+            tally = retry_spooled(transport, folder, size, data_dir, captured_by=captured_by)
             delivered += tally.delivered
             rejected += tally.rejected
             if tally.settled or tally.shrunk:
@@ -59,5 +60,5 @@ def drain(
     finally:
         transport.close()
     left = spool.pending(folder)
-    others = sum(1 for item in load(folder, left) if item.key_id != key_id(token))
+    others = sum(1 for item in load(folder, left) if item.key_id != captured_by)
     return DrainReport(delivered, rejected, len(left), not transport.down, others)

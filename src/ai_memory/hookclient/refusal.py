@@ -8,12 +8,11 @@ environment alone. It names a variable or a file and a key's public id, never a 
 from __future__ import annotations
 
 from ai_memory import locate
+from ai_memory.hookclient.deliver import KEY_START, key_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-KEY_START, KEY_ID_CHARS = "aim_", 10
 
 
 def advice(env: Mapping[str, str]) -> str:
@@ -22,9 +21,8 @@ def advice(env: Mapping[str, str]) -> str:
         return "the token in AI_MEMORY_AUTH_TOKEN was refused; check or unset AI_MEMORY_AUTH_TOKEN"
     signed_in = locate.credential(env)
     if signed_in is not None and signed_in[1]:
-        key = signed_in[1]
-        end = len(KEY_START) + KEY_ID_CHARS
-        public = key[:end] if key.startswith(KEY_START) and key[end : end + 1] == "_" else "(key)"
+        found = key_id(signed_in[1])
+        public = f"{KEY_START}{found}" if found else "(key)"
         server = signed_in[0] or "URL"
         return (
             f"the API key {public} stored by `ai-memory login` was refused (revoked, its user "
