@@ -124,9 +124,8 @@ def build_login_router(views: Views, token: str) -> APIRouter:
         refused = await limited(request, runtime, name, next_)
         if refused is not None:
             return refused
-        user = await signin.check_password(runtime, name, password)
+        user, who = await signin.check_password(runtime, name, password)
         if user is None:
-            who = await signin.known_user(runtime, name)
             await signin.audit_attempt(runtime, who, {"outcome": "failed", "address": address})
             return await page(request, runtime, next_, NO_MATCH, 401)
         limiter.succeeded(name, address)

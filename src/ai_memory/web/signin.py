@@ -29,16 +29,21 @@ async def token_retired(runtime: Runtime) -> bool:
     return await runtime.readers.aread(passwords.any_password)
 
 
-async def check_password(runtime: Runtime, name: str, password: str) -> Principal | None:
-    """The user ``name`` when ``password`` is theirs and they are enabled; else None.
+async def check_password(
+    runtime: Runtime, name: str, password: str
+) -> tuple[Principal | None, Principal]:
+    """(the user ``name`` when ``password`` is theirs and they are enabled, else None;
+    whom the attempt is audited as), from one read of the account.
 
     The slow check runs in a worker thread, and runs even for an unknown name.
     """
     account = await runtime.readers.aread(lambda conn: passwords.account(conn, name))
-    usable = account is not None and not account.disabled
-    stored = account.password_hash if account is not None and usable else None
+    if account is None:
+        await asyncio.to_thread(passwords.password_matches, None, password)
+        return None, UNKNOWN
+    stored = None if account.disabled else account.password_hash
     matched = await asyncio.to_thread(passwords.password_matches, stored, password)
-    return account.principal if matched and account is not None else None
+    return (account.principal if matched else None), account.principal
 
 
 async def known_user(runtime: Runtime, name: str) -> Principal:
