@@ -7,7 +7,7 @@ name the user without every call site passing a principal down.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 
 from ai_memory.core.principal import Principal
 
@@ -19,10 +19,10 @@ def acting() -> Principal:
     return _ACTING.get() or Principal.root()
 
 
-def act_as(principal: Principal) -> object:
+def act_as(principal: Principal) -> Token[Principal | None]:
     """Set the principal for the rest of this context; returns a token for :func:`restore`."""
     return _ACTING.set(principal)
 
 
-def restore(token: object) -> None:
-    _ACTING.reset(token)  # type: ignore[arg-type]
+def restore(token: Token[Principal | None]) -> None:
+    _ACTING.reset(token)
