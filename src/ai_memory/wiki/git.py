@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ai_memory.store.files import TEMP_PREFIX
+from ai_memory.wiki.git_pack import blob_id, write_pack
 
 if TYPE_CHECKING:
     import pygit2
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 GITIGNORE = f"{TEMP_PREFIX}*\n.obsidian/\n.DS_Store\n"
+# A checkpoint of at least this many files stores their blobs in one pack first.
+PACK_AT = 64
 
 
 def init_repository(root: Path, author: str, email: str) -> bool:
@@ -135,6 +139,8 @@ class GitCheckpointer:
     def _commit_paths(self, repo: pygit2.Repository, paths: list[str], message: str) -> None:
         import pygit2
 
+        if len(paths) >= PACK_AT:
+            self._pack_blobs(repo, paths)
         index = repo.index
         index.read()
         for path in paths:
@@ -153,6 +159,23 @@ class GitCheckpointer:
         summary = f"{message}: {len(paths)} page{'s' if len(paths) != 1 else ''}"
         repo.create_commit("HEAD", signature, signature, f"{summary}\n\n{listed}\n", tree, parents)
         self.commits += 1
+
+    def _pack_blobs(self, repo: pygit2.Repository, paths: list[str]) -> None:
+        """Store the files' new blobs as one pack, so that adding them writes no object."""
+        import pygit2
+
+        odb = repo.odb
+
+        def blobs() -> Iterator[bytes]:
+            for path in paths:
+                try:
+                    data = (self.root / path).read_bytes()
+                except OSError:
+                    continue  # gone, or a folder: adding it reports what it is
+                if not odb.exists(pygit2.Oid(raw=blob_id(data))):
+                    yield data
+
+        write_pack(Path(repo.path) / "objects", blobs())
 
 
 def commit_uncommitted(root: str, author: str, email: str) -> str | None:
