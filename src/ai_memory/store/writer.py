@@ -3,7 +3,8 @@
 Callers submit commands (functions of a connection) to a bounded queue. The
 thread takes every command that is waiting, up to a batch limit, and runs them
 in one transaction, each inside its own savepoint so one failing command does
-not undo its neighbours (group commit). A caller's future resolves only after
+not undo its neighbours (group commit); a command alone in its transaction needs
+no savepoint, its failure rolls the transaction back. A caller's future resolves only after
 the COMMIT, so a result means the data is durable.
 
 Commands stage file changes through ``writer.files`` (only from inside a
@@ -217,8 +218,16 @@ class Writer:
         try:
             conn.execute("BEGIN IMMEDIATE")
             began = time.perf_counter()
-            for job in batch:
-                outcomes.append(self._run_one(conn, job))
+            if len(batch) == 1:
+                # Alone in its transaction, a command needs no savepoint: if it fails, the
+                # transaction is rolled back whole (nothing else was in it).
+                outcome = self._run_alone(conn, batch[0])
+                if not outcome[0]:
+                    return [outcome]
+                outcomes.append(outcome)
+            else:
+                for job in batch:
+                    outcomes.append(self._run_one(conn, job))
             # Files land before the rows that describe them commit.
             self.files.publish()
             conn.execute("COMMIT")
@@ -232,6 +241,18 @@ class Writer:
                 job.future.set_exception(exc)
             return None
         return outcomes
+
+    def _run_alone(self, conn: sqlite3.Connection, job: _Job) -> tuple[bool, Any]:
+        """The one command of its transaction: a failure rolls the transaction back."""
+        self.waits.record(time.perf_counter() - job.submitted)
+        mark = self.files.mark()
+        try:
+            return True, job.context.run(job.command, conn)
+        except Exception as exc:
+            self.files.discard_since(mark)
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            return False, exc
 
     def _run_one(self, conn: sqlite3.Connection, job: _Job) -> tuple[bool, Any]:
         self.waits.record(time.perf_counter() - job.submitted)
