@@ -40,6 +40,7 @@ PARAMS = (
     "ingest_key",
     "occurred_at",
 )
+BUDGET = re.compile(r"[0-9]{1,5}")
 INGEST_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 AGENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
@@ -356,3 +357,12 @@ def _reason(meta: str) -> str | None:
     except (ValueError, AttributeError):
         return None
     return value if isinstance(value, str) else None
+
+
+def budget_param(value: str | None, default: int) -> int:
+    """A packet's ``budget`` parameter in characters; ``default`` when absent."""
+    if value is None or value == "":
+        return default
+    if not BUDGET.fullmatch(value):
+        raise InvalidInput("budget must be a whole number of characters (at most 5 digits)")
+    return int(value)

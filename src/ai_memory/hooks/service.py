@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -29,6 +28,7 @@ from ai_memory.hooks.handoffs import Viewer, claim_command, consumed_handoff
 from ai_memory.hooks.ingest import (
     HookEvent,
     IngestOutcome,
+    budget_param,
     common_params,
     given_session_id,
     parse_event,
@@ -36,6 +36,7 @@ from ai_memory.hooks.ingest import (
     store_command,
 )
 from ai_memory.hooks.ingest_access import owns_session, packet_access
+from ai_memory.hooks.ingest_groups import IngestGroups
 from ai_memory.hooks.project_aliases import ProjectAliases
 from ai_memory.hooks.recap import anchor_text, claimed_note
 from ai_memory.hooks.sessions import (
@@ -54,7 +55,6 @@ MAX_BATCH = 256
 # Threads sanitizing at once: about the cores there are. More would only queue for the
 # interpreter lock, and the event loop (every other request) with them.
 SANITIZE_THREADS = 2
-_DIGITS = re.compile(r"[0-9]{1,5}")
 # Sessions that continue (not start afresh) take no new handoff.
 NO_NEW_CLAIM = frozenset({"compact", "resume"})
 # What an event the [ingest] lists drop is answered: accepted, so the client lets it go.
@@ -86,6 +86,7 @@ class HookService:
         )
         self.limit = settings.queue_size
         self.in_flight = 0
+        self.groups = IngestGroups(runtime.writer)  # concurrent events share a command
         self.cpu = anyio.CapacityLimiter(SANITIZE_THREADS)
         self.capture = CaptureFilter(runtime.config.ingest)
         self.aliases = ProjectAliases(runtime.readers)  # renamed projects' old names
@@ -196,12 +197,15 @@ class HookService:
         return self.aliases.event(event)
 
     async def _store(self, events: list[HookEvent], who: Principal | None) -> list[IngestOutcome]:
-        """One writer command for the events; bounded by the ingest limit, never waiting."""
+        """One writer command for the events (a single one may share it with other requests'
+        while the writer is busy); bounded by the ingest limit, never waiting."""
         if self.in_flight + len(events) > self.limit:
             raise Saturated("the hook ingest queue is full; retry shortly")
-        future = self.runtime.writer.submit(store_command(events, who=who), timeout=0)
         self.in_flight += len(events)
         try:
+            if len(events) == 1:
+                return await self.groups.store(events, who)
+            future = self.runtime.writer.submit(store_command(events, who=who), timeout=0)
             return await asyncio.wrap_future(future)
         finally:
             self.in_flight -= len(events)
@@ -350,21 +354,14 @@ class HookService:
         )
         scope = self.aliases.scope(asked)
         session_id = given_session_id(params, self.sanitizer)
-        budget = _budget(params.get("budget"), self.runtime.config.hooks.brief_chars)
+        budget = budget_param(params.get("budget"), self.runtime.config.hooks.brief_chars)
         return agent, cwd, scope, session_id, budget, asked
 
     def stats(self) -> dict[str, Any]:
         return {
             "ingest_in_flight": self.in_flight,
+            **self.groups.stats(),
             "pending_session_pages": self.finisher.pending,
             "session_pages_written": self.finisher.pages_written,
             "session_failures": self.finisher.failures,
         }
-
-
-def _budget(value: str | None, default: int) -> int:
-    if value is None or value == "":
-        return default
-    if not _DIGITS.fullmatch(value):
-        raise InvalidInput("budget must be a whole number of characters (at most 5 digits)")
-    return int(value)
