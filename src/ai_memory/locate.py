@@ -7,10 +7,11 @@ so it works on plain string paths (``pathlib`` and ``tomllib`` are slow to impor
 
 from __future__ import annotations
 
-import os
+from ai_memory.hookclient import fs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import os
     from collections.abc import Mapping
     from pathlib import Path
 
@@ -28,15 +29,15 @@ def data_folder(explicit: str | os.PathLike[str] | None, env: Mapping[str, str])
     """:func:`data_dir` as a string."""
     chosen: str
     if explicit:
-        chosen = os.fspath(explicit)
+        chosen = fs.fspath(explicit)
     elif env.get("AI_MEMORY_DATA_DIR"):
         chosen = env["AI_MEMORY_DATA_DIR"]
     elif env.get("XDG_DATA_HOME"):
-        chosen = os.path.join(env["XDG_DATA_HOME"], "ai-memory")
+        chosen = fs.join(env["XDG_DATA_HOME"], "ai-memory")
     else:
-        home = env.get("HOME") or os.path.expanduser("~")
-        chosen = os.path.join(home, ".local", "share", "ai-memory")
-    return os.path.realpath(os.path.expanduser(chosen))
+        home = env.get("HOME") or fs.expanduser("~")
+        chosen = fs.join(home, ".local", "share", "ai-memory")
+    return fs.realpath(fs.expanduser(chosen))
 
 
 def server_url(explicit: str | None, root: str | os.PathLike[str], env: Mapping[str, str]) -> str:
@@ -50,7 +51,7 @@ def server_url(explicit: str | None, root: str | os.PathLike[str], env: Mapping[
     if signed_in is not None and signed_in[0]:
         return signed_in[0]
     try:
-        with open(os.path.join(root, "config.toml"), encoding="utf-8") as handle:
+        with open(fs.join(root, "config.toml"), encoding="utf-8") as handle:
             url = configured_url(handle.read())
     except (OSError, ValueError):
         url = None
@@ -80,7 +81,7 @@ def token(root: str | os.PathLike[str], env: Mapping[str, str]) -> str | None:
     if signed_in is not None and signed_in[1]:
         return signed_in[1]
     try:
-        with open(os.path.join(root, "auth-tokens", "default"), encoding="utf-8") as handle:
+        with open(fs.join(root, "auth-tokens", "default"), encoding="utf-8") as handle:
             return handle.read().strip() or None
     except (OSError, ValueError):
         return None
@@ -92,9 +93,9 @@ CLIENT_FILE = ("ai-memory", "client.toml")
 def client_file(env: Mapping[str, str]) -> str:
     """``$XDG_CONFIG_HOME/ai-memory/client.toml``, else ``~/.config/ai-memory/client.toml``."""
     config = env.get("XDG_CONFIG_HOME") or ""
-    if not os.path.isabs(config):
-        config = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
-    return os.path.join(config, *CLIENT_FILE)
+    if not fs.isabs(config):
+        config = fs.join(env.get("HOME") or fs.expanduser("~"), ".config")
+    return fs.join(config, *CLIENT_FILE)
 
 
 def credential(env: Mapping[str, str]) -> tuple[str, str] | None:

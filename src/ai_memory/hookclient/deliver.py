@@ -7,10 +7,9 @@ still too big is shrunk in the spool and kept, never thrown away.
 
 from __future__ import annotations
 
-import os
 import time
 
-from ai_memory.hookclient import spool
+from ai_memory.hookclient import fs, spool
 from ai_memory.hookclient.shrink import SMALL_FIELD_CAP, shrink
 from ai_memory.hookclient.transport import Transport, Unreachable
 
@@ -180,7 +179,7 @@ def _why(status: int, answer: Any) -> str:
         return f"{answer}"
     from ai_memory.hookclient.refusal import advice
 
-    return f"{answer}; {advice(os.environ)}"
+    return f"{answer}; {advice(fs.environ())}"
 
 
 def _forbidden(status: int, answer: Any) -> bool:
@@ -213,16 +212,16 @@ def log_error(data_dir: Folder | None, message: str) -> None:
     if data_dir is None:
         return
     try:
-        logs = os.path.join(data_dir, "logs")
-        os.makedirs(logs, exist_ok=True)
-        path = os.path.join(logs, "hook.log")
+        logs = fs.join(data_dir, "logs")
+        fs.makedirs(logs, exist_ok=True)
+        path = fs.join(logs, "hook.log")
         try:
-            if os.stat(path).st_size > LOG_CAP:
-                os.replace(path, os.path.join(logs, "hook.log.1"))
+            if fs.stat(path).st_size > LOG_CAP:
+                fs.replace(path, fs.join(logs, "hook.log.1"))
         except FileNotFoundError:
             pass
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} pid={os.getpid()} {message[:2000]}\n")
+            handle.write(f"{stamp} pid={fs.getpid()} {message[:2000]}\n")
     except OSError:
         pass

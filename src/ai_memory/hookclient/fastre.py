@@ -13,8 +13,9 @@ added. Where the file cannot be written, or ``_sre`` differs, ``re`` does it all
 from __future__ import annotations
 
 import marshal
-import os
 import sys
+
+from ai_memory.hookclient import fs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def cache_file() -> str | None:
         tag = f"{sys.implementation.cache_tag}-{_sre.MAGIC}-{_sre.CODESIZE}"
     except (ImportError, AttributeError):
         return None
-    return os.path.join(os.path.dirname(__file__), "__pycache__", f"patterns.{tag}.marshal")
+    return fs.join(fs.dirname(__file__), "__pycache__", f"patterns.{tag}.marshal")
 
 
 class Patterns:
@@ -69,18 +70,18 @@ class Patterns:
         """Write the cache if this run added to it (atomically; quietly not, where read-only)."""
         if not self.added or self.path is None:
             return
-        temp = f"{self.path}.{os.getpid()}.tmp"
+        temp = f"{self.path}.{fs.getpid()}.tmp"
         try:
             # Another run may have written since this one read: keep what it added too.
             data = marshal.dumps({**_load(self.path), **self.entries})
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            fs.makedirs(fs.dirname(self.path), exist_ok=True)
             with open(temp, "wb") as handle:
                 handle.write(data)
-            os.replace(temp, self.path)
+            fs.replace(temp, self.path)
             self.added = False
         except (OSError, ValueError):
             try:
-                os.unlink(temp)
+                fs.unlink(temp)
             except OSError:
                 return
 

@@ -10,12 +10,11 @@ run stays under 200 ms and exits 0 whatever happens, with errors written to
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
 from ai_memory import locate
-from ai_memory.hookclient import spool
+from ai_memory.hookclient import fs, spool
 from ai_memory.hookclient.deliver import Tally, key_id, log_error, retry_spooled, settle
 from ai_memory.hookclient.fastjson import dumps, loads
 from ai_memory.hookclient.fastre import Patterns, cache_file
@@ -95,7 +94,7 @@ def run(
     budget counts from it.
     """
     started = time.monotonic() if started is None else started
-    env = os.environ if env is None else env
+    env = fs.environ() if env is None else env
     out = stdout if stdout is not None else sys.stdout
     if "--help" in argv or "-h" in argv:
         out.write(USAGE)
@@ -167,7 +166,7 @@ def handle(
     session_id = _session_id(payload, env, patterns)
     if session_id:
         params["session_id"] = session_id
-    folder = os.path.join(data_dir, "spool")
+    folder = fs.join(data_dir, "spool")
     token = locate.token(data_dir, env)
     captured_by = key_id(token)
     entry: dict[str, Any] = {"params": params, "body": payload}
@@ -213,7 +212,7 @@ def start_packet(
     """
     name = _event_name(args.event, payload)
     session_id = params.get("session_id")
-    marker = os.path.join(folder, UNDELIVERED, session_id) if session_id else None
+    marker = fs.join(folder, UNDELIVERED, session_id) if session_id else None
     path = "/handoff"
     if name in SESSION_START:
         query = _packet_query(params, payload)
@@ -303,7 +302,7 @@ def _cwd(payload: dict[str, Any]) -> str:
     roots = payload.get("workspace_roots")
     if isinstance(roots, list) and roots and isinstance(roots[0], str):
         return roots[0]
-    return os.getcwd()
+    return fs.getcwd()
 
 
 def _session_id(payload: dict[str, Any], env: Mapping[str, str], patterns: Patterns) -> str | None:
@@ -353,7 +352,7 @@ def _warn(message: str) -> None:
 
 def _fresh(marker: str) -> bool:
     try:
-        return time.time() - os.stat(marker).st_mtime < UNDELIVERED_MAX_AGE_S
+        return time.time() - fs.stat(marker).st_mtime < UNDELIVERED_MAX_AGE_S
     except OSError:
         return False
 
@@ -362,10 +361,10 @@ def _mark(marker: str, missed: bool) -> None:
     """Leave (or clear) the note that this session's packet has not reached the agent."""
     try:
         if missed:
-            os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
-            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600))
-            os.utime(marker)
-        elif os.path.exists(marker):
-            os.unlink(marker)
+            fs.makedirs(fs.dirname(marker), mode=0o700, exist_ok=True)
+            fs.close(fs.open_fd(marker, fs.O_WRONLY | fs.O_CREAT, 0o600))
+            fs.utime(marker)
+        elif fs.exists(marker):
+            fs.unlink(marker)
     except OSError:
         pass

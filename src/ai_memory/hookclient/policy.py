@@ -24,8 +24,7 @@ Standard library only: imported on every agent event.
 
 from __future__ import annotations
 
-import os
-
+from ai_memory.hookclient import fs
 from ai_memory.hookclient.resolve import MARKER, marker_values, read_text
 
 TYPE_CHECKING = False
@@ -103,9 +102,9 @@ class Policy:
 def user_file(env: Mapping[str, str]) -> str:
     """``$XDG_CONFIG_HOME/ai-memory/capture.toml``, else ``~/.config/ai-memory/capture.toml``."""
     config = env.get("XDG_CONFIG_HOME") or ""
-    if not os.path.isabs(config):
-        config = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
-    return os.path.join(config, *USER_FILE)
+    if not fs.isabs(config):
+        config = fs.join(env.get("HOME") or fs.expanduser("~"), ".config")
+    return fs.join(config, *USER_FILE)
 
 
 def load_policy(root: str, marker: tuple[str, str | None] | None, env: Mapping[str, str]) -> Policy:
@@ -116,12 +115,12 @@ def load_policy(root: str, marker: tuple[str, str | None] | None, env: Mapping[s
     the nearer one winning, so a repository's own marker keeps a parent folder's
     ``mode = "off"`` unless it sets a mode itself.
     """
-    home = env.get("HOME") or os.path.expanduser("~")
+    home = env.get("HOME") or fs.expanduser("~")
     layers: list[tuple[str, str, dict[str, object]]] = []
     user = user_file(env)
     for where, base, text in ((user, root, read_text(user)), *_marker_layers(marker)):
         if text is None:
-            if where and os.path.exists(where):  # there, but unreadable: fail closed
+            if where and fs.exists(where):  # there, but unreadable: fail closed
                 return Policy("off", problem=f"{where} cannot be read")
             continue
         table = marker_values(text, "capture")
@@ -139,12 +138,12 @@ def _marker_layers(marker: tuple[str, str | None] | None) -> list[tuple[str, str
     if marker is None:
         return []
     folder, text = marker
-    layers = [(os.path.join(folder, MARKER), folder, text)]
-    directory, parent = folder, os.path.dirname(folder)
+    layers = [(fs.join(folder, MARKER), folder, text)]
+    directory, parent = folder, fs.dirname(folder)
     while parent != directory:
-        directory, parent = parent, os.path.dirname(parent)
-        path = os.path.join(directory, MARKER)
-        if os.path.isfile(path):
+        directory, parent = parent, fs.dirname(parent)
+        path = fs.join(directory, MARKER)
+        if fs.isfile(path):
             layers.append((path, directory, read_text(path)))
     return layers[::-1]
 
@@ -214,9 +213,9 @@ def metadata(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _excluded(policy: Policy, paths: list[str], cwd: str) -> bool:
-    base = os.path.normpath(policy.base)
+    base = fs.normpath(policy.base)
     for path in paths:
-        absolute = os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
+        absolute = fs.normpath(fs.join(cwd, fs.expanduser(path)))
         relative: str | None = None
         if absolute == base:
             relative = ""

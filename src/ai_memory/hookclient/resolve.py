@@ -5,7 +5,12 @@ Standard library only: the hook client imports this on every agent event.
 
 from __future__ import annotations
 
-import os
+from ai_memory.hookclient import fs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import os
+
 
 MARKER = ".ai-memory.toml"
 DEFAULT_WORKSPACE = "default"
@@ -56,28 +61,28 @@ def locate_checkout(
     folder of client repositories can hold one for all), whether it names a project or
     only sets a policy. Plain ``os.path`` work on strings: ``pathlib`` is slow to import.
     """
-    start = os.path.abspath(os.path.expanduser(os.fspath(cwd)))
+    start = fs.abspath(fs.expanduser(fs.fspath(cwd)))
     directory = start
     nearest: tuple[str, str | None] | None = None
     identity: ProjectIdentity | None = None
     while True:
-        marker = os.path.join(directory, MARKER)
-        if (identity is None or nearest is None) and os.path.isfile(marker):
+        marker = fs.join(directory, MARKER)
+        if (identity is None or nearest is None) and fs.isfile(marker):
             text = read_text(marker)
             nearest = nearest or (directory, text)
             found = _from_marker(text, directory) if identity is None else None
             if found is not None:
                 return found, nearest
-        if identity is None and os.path.exists(os.path.join(directory, ".git")):
-            identity = _from_git(os.path.join(directory, ".git"), directory)
+        if identity is None and fs.exists(fs.join(directory, ".git")):
+            identity = _from_git(fs.join(directory, ".git"), directory)
         if identity is not None and nearest is not None:
             break
-        parent = os.path.dirname(directory)
+        parent = fs.dirname(directory)
         if parent == directory:
             break
         directory = parent
     if identity is None:
-        name = safe_name(os.path.basename(start))
+        name = safe_name(fs.basename(start))
         identity = ProjectIdentity(DEFAULT_WORKSPACE, name, None, start, "directory")
     return identity, nearest
 
@@ -89,7 +94,7 @@ def _from_git(git: str, directory: str) -> ProjectIdentity:
         return ProjectIdentity(
             DEFAULT_WORKSPACE, project_name(identity), identity, directory, "git-remote"
         )
-    name = safe_name(os.path.basename(directory))
+    name = safe_name(fs.basename(directory))
     return ProjectIdentity(DEFAULT_WORKSPACE, name, None, directory, "directory")
 
 
@@ -135,23 +140,23 @@ def read_text(path: str) -> str | None:
 
 def git_dir(dot_git: str) -> str | None:
     """The repository's common git dir; worktrees and submodules point to it through files."""
-    if os.path.isdir(dot_git):
+    if fs.isdir(dot_git):
         return dot_git
     text = read_text(dot_git)
     if text is None or not text.startswith("gitdir:"):
         return None
     target = text[len("gitdir:") :].strip()
-    if not os.path.isabs(target):
-        target = os.path.realpath(os.path.join(os.path.dirname(dot_git), target))
-    common = os.path.join(target, "commondir")
-    if os.path.isfile(common):
+    if not fs.isabs(target):
+        target = fs.realpath(fs.join(fs.dirname(dot_git), target))
+    common = fs.join(target, "commondir")
+    if fs.isfile(common):
         pointed = read_text(common)
         if pointed is None:
             return target
         pointed = pointed.strip()
-        if os.path.isabs(pointed):
+        if fs.isabs(pointed):
             return pointed
-        return os.path.realpath(os.path.join(target, pointed))
+        return fs.realpath(fs.join(target, pointed))
     return target
 
 
@@ -159,7 +164,7 @@ def _origin_url(dot_git: str) -> str | None:
     directory = git_dir(dot_git)
     if directory is None:
         return None
-    text = read_text(os.path.join(directory, "config"))
+    text = read_text(fs.join(directory, "config"))
     if text is None:
         return None
     in_origin = False

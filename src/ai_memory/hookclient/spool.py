@@ -8,13 +8,14 @@ never duplicate it.
 
 from __future__ import annotations
 
-import os
 import time
 
+from ai_memory.hookclient import fs
 from ai_memory.hookclient.fastjson import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import os
     from typing import Any, TypeAlias
 
     # Folders are plain strings here (``pathlib`` is slow to import); ``Path`` works too.
@@ -29,35 +30,35 @@ REJECTED_KEEP_FILES = 100
 
 def new_ingest_key() -> str:
     """Sortable and unique: nanoseconds since the epoch, then random bits."""
-    return f"{time.time_ns():016x}-{os.urandom(5).hex()}"
+    return f"{time.time_ns():016x}-{fs.urandom(5).hex()}"
 
 
 def write(spool: Folder, key: str, entry: dict[str, Any]) -> str:
     """Write atomically (temp file, rename), so a half-written event is never retried."""
-    os.makedirs(spool, mode=0o700, exist_ok=True)
-    target = os.path.join(spool, f"{key}{SUFFIX}")
-    temp = os.path.join(spool, f".tmp-{key}")
+    fs.makedirs(spool, mode=0o700, exist_ok=True)
+    target = fs.join(spool, f"{key}{SUFFIX}")
+    temp = fs.join(spool, f".tmp-{key}")
     # 0600 from the first byte, whatever the agent's umask: the spool is captured text.
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = fs.open_fd(temp, fs.O_WRONLY | fs.O_CREAT | fs.O_TRUNC, 0o600)
     with open(fd, "w", encoding="utf-8") as handle:
         handle.write(dumps(entry))
-    os.replace(temp, target)
+    fs.replace(temp, target)
     return target
 
 
 def remove(spool: Folder, key: str) -> None:
     try:
-        os.unlink(os.path.join(spool, f"{key}{SUFFIX}"))
+        fs.unlink(fs.join(spool, f"{key}{SUFFIX}"))
     except FileNotFoundError:
         return
 
 
 def reject(spool: Folder, key: str, now: float | None = None) -> None:
     """Set aside an event the server refused as invalid: kept for inspection, never retried."""
-    folder = os.path.join(spool, REJECTED)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    folder = fs.join(spool, REJECTED)
+    fs.makedirs(folder, mode=0o700, exist_ok=True)
     try:  # noqa: SIM105 (``contextlib`` is slow to import)
-        os.replace(os.path.join(spool, f"{key}{SUFFIX}"), os.path.join(folder, f"{key}{SUFFIX}"))
+        fs.replace(fs.join(spool, f"{key}{SUFFIX}"), fs.join(folder, f"{key}{SUFFIX}"))
     except FileNotFoundError:
         pass
     prune_rejected(spool, time.time() if now is None else now)
@@ -65,18 +66,18 @@ def reject(spool: Folder, key: str, now: float | None = None) -> None:
 
 def prune_rejected(spool: Folder, now: float) -> int:
     """Delete set-aside events older than a week, and all but the newest 100; return how many."""
-    folder = os.path.join(spool, REJECTED)
+    folder = fs.join(spool, REJECTED)
     try:
-        names = sorted(os.listdir(folder), reverse=True)  # newest first: keys sort by time
+        names = sorted(fs.listdir(folder), reverse=True)  # newest first: keys sort by time
     except FileNotFoundError:
         return 0
     removed = 0
     for index, name in enumerate(names):
-        path = os.path.join(folder, name)
+        path = fs.join(folder, name)
         try:
-            old = now - os.stat(path).st_mtime > REJECTED_KEEP_S
+            old = now - fs.stat(path).st_mtime > REJECTED_KEEP_S
             if old or index >= REJECTED_KEEP_FILES:
-                os.unlink(path)
+                fs.unlink(path)
                 removed += 1
         except FileNotFoundError:
             continue
@@ -84,7 +85,7 @@ def prune_rejected(spool: Folder, now: float) -> int:
 
 
 def exists(spool: Folder, key: str) -> bool:
-    return os.path.exists(os.path.join(spool, f"{key}{SUFFIX}"))
+    return fs.exists(fs.join(spool, f"{key}{SUFFIX}"))
 
 
 def pending(
@@ -92,7 +93,7 @@ def pending(
 ) -> list[str]:
     """Keys waiting in the spool, oldest first."""
     try:
-        names = sorted(n for n in os.listdir(spool) if n.endswith(SUFFIX) and n[0] != ".")
+        names = sorted(n for n in fs.listdir(spool) if n.endswith(SUFFIX) and n[0] != ".")
     except FileNotFoundError:
         return []
     keys = [n[: -len(SUFFIX)] for n in names]
@@ -108,7 +109,7 @@ def read(spool: Folder, key: str) -> dict[str, Any] | None:
 def read_sized(spool: Folder, key: str) -> tuple[dict[str, Any] | None, int]:
     """The stored entry (or None, as :func:`read`) and its size in bytes."""
     try:
-        with open(os.path.join(spool, f"{key}{SUFFIX}"), "rb") as handle:
+        with open(fs.join(spool, f"{key}{SUFFIX}"), "rb") as handle:
             raw = handle.read()
         entry = loads(raw)
     except FileNotFoundError:
