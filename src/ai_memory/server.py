@@ -40,6 +40,7 @@ from ai_memory.web.hook_asgi import HookRoutes
 from ai_memory.web.keyauth import KeyAuthenticator
 from ai_memory.web.middleware import BearerAuth, BodyLimit, HostCheck, InFlightLimit
 from ai_memory.web.origin import is_loopback
+from ai_memory.web.page_asgi import PageWriteRoute
 from ai_memory.web.sessionauth import CookieAuthenticator
 
 if TYPE_CHECKING:
@@ -119,7 +120,9 @@ def create_app(config: Config, token: str) -> FastAPI:
     app.include_router(ui.build_router(token))
     app.router.routes.append(mcp.route())
     # The last middleware added runs first: Host/Origin, then auth, before anything
-    # reads a body; the hook ingest routes are answered innermost, ahead of the router.
+    # reads a body; the hook ingest and page write routes are answered innermost,
+    # ahead of the router.
+    app.add_middleware(PageWriteRoute, runtime=lambda: getattr(app.state, "runtime", None))
     app.add_middleware(HookRoutes, hooks=lambda: getattr(app.state, "hooks", None))
     app.add_middleware(
         MetricsMiddleware, metrics=app.state.metrics, tool_access=tool_access_of(mcp.server)

@@ -1,0 +1,159 @@
+"""``PUT /api/v1/projects/{workspace}/{project}/pages/{path}`` answered before FastAPI's router.
+
+Most of a page write's time on the event loop went to the framework (matching the
+path against every route, dependency injection, the request and response objects)
+rather than to the write. This handler sits where :mod:`ai_memory.web.hook_asgi`
+does (inside Host/Origin, auth, the caps and the metrics) and answers a well-formed
+write itself: the same body model, the same access check, the same write and the
+same answer. Anything it would not answer exactly as the route does — a body that
+is not JSON or does not validate, another content type, a root path — goes on to
+FastAPI with the body replayed, so every error answer stays the route's own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from email.message import Message as MimeHeader
+from typing import Any
+
+from pydantic import ValidationError
+
+from ai_memory.core.errors import AiMemoryError
+from ai_memory.core.identity import Scope as ProjectScope
+from ai_memory.core.principal import Access, principal_in
+from ai_memory.runtime import Runtime
+from ai_memory.store.project_access import authorize
+from ai_memory.web.api import PageWrite
+from ai_memory.web.errors import ErrorJSON
+from ai_memory.web.middleware import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger(__name__)
+
+# The route's own pattern, as Starlette compiles ``{workspace}/{project}/pages/{path:path}``.
+_PAGE = re.compile(r"^/api/v1/projects/([^/]+)/([^/]+)/pages/(.*)$")
+_JSON = (b"content-type", b"application/json")
+
+
+class PageWriteRoute:
+    """Answers a page PUT; ``runtime`` finds the running one (None before start-up,
+    when the request goes on to the app unchanged)."""
+
+    def __init__(self, app: ASGIApp, runtime: Callable[[], Runtime | None]) -> None:
+        self.app = app
+        self.runtime = runtime
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        match = _route(scope)
+        runtime = self.runtime() if match is not None else None
+        if match is None or runtime is None or not _json_content(scope):
+            await self.app(scope, receive, send)
+            return
+        raw = await _body(receive)
+        if raw is None:
+            return  # the client left mid-body; nothing to answer
+        page = _page(raw)
+        if page is None:  # FastAPI answers it, with its own words for what is wrong
+            await self.app(scope, _replay(raw, receive), send)
+            return
+        workspace, project, path = match
+        try:
+            status, body = 200, await _write(runtime, scope, workspace, project, path, page)
+        except AiMemoryError as exc:
+            status, body = exc.http_status, _encode(exc.to_dict())
+        except Exception as exc:
+            log.exception("unhandled error on PUT %s", scope["path"])
+            message = f"internal error: {type(exc).__name__}"
+            status, body = 500, _encode({"error": "internal", "message": message})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-length", str(len(body)).encode()), _JSON],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+async def _write(
+    runtime: Runtime, scope: Scope, workspace: str, project: str, path: str, page: PageWrite
+) -> bytes:
+    """The route's work in the route's order: access to the project, then the write."""
+    project_scope = ProjectScope.of(workspace, project)
+    who = principal_in(scope)
+    if not who.admin:
+        await runtime.readers.aread(lambda conn: authorize(conn, who, project_scope, Access.WRITE))
+    ref = project_scope.page(path)
+    result = await runtime.wiki.awrite_page(
+        ref,
+        page.body,
+        page.meta(),
+        expected_page_id=page.expected_page_id,
+        create_only=page.create_only,
+    )
+    return json.dumps(result.to_dict(), ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _route(scope: Scope) -> tuple[str, str, str] | None:
+    if scope["type"] != "http" or scope["method"] != "PUT" or scope.get("root_path"):
+        return None
+    match = _PAGE.match(scope["path"])
+    return None if match is None else (match[1], match[2], match[3])
+
+
+def _json_content(scope: Scope) -> bool:
+    """Whether FastAPI would read the body as JSON: no content type, or a JSON one."""
+    values = [v for k, v in scope["headers"] if k == b"content-type"]
+    if not values:
+        return True
+    header = MimeHeader()
+    header["content-type"] = values[0].decode("latin-1")
+    subtype = header.get_content_subtype()
+    return header.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
+
+
+def _page(raw: bytes) -> PageWrite | None:
+    """The body as the route's model, or None when it is not one (the route says why)."""
+    if not raw:
+        return None
+    try:
+        data: Any = json.loads(raw)
+        return PageWrite.model_validate(data)
+    except (ValueError, RecursionError, ValidationError):
+        return None
+
+
+async def _body(receive: Receive) -> bytes | None:
+    """The whole request body (the body cap outside has bounded it already)."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(raw: bytes, receive: Receive) -> Receive:
+    """A receive that gives the app the body already read, then the connection's own."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _encode(content: object) -> bytes:
+    """JSON as the app's error answers encode it (always encodable)."""
+    body = ErrorJSON(content).body
+    return body if isinstance(body, bytes) else bytes(body)
