@@ -1,29 +1,37 @@
-"""Hook ingest: validate the query parameters, sanitize the payload, store it in one command.
-
-The stored observation, its full-text row and its session row commit together;
-an ``ingest_key`` the project already holds is acknowledged without a second row.
+"""Hook ingest: validate the query parameters and sanitize the payload into a
+:class:`HookEvent`; :mod:`ai_memory.hooks.ingest_store` stores events in one command.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from ai_memory.core.clock import iso, now_iso, parse_iso
 from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import Scope
-from ai_memory.core.principal import Principal
-from ai_memory.core.text import fts_text
 from ai_memory.hookclient.resolve import resolve_project
 from ai_memory.hooks.aliases import normalise, pick
-from ai_memory.hooks.ingest_access import refusals
+from ai_memory.hooks.ingest_store import (  # re-exported: where callers have always found them
+    INSERT_OBSERVATION,
+    INSERT_OBSERVATION_FTS,
+    WORK_KINDS,
+    IngestOutcome,
+    store_command,
+)
 from ai_memory.hooks.sanitize import NeedsRedaction, SanitizedObservation, Sanitizer
-from ai_memory.store import pages
-from ai_memory.store.acting import acting
+
+__all__ = [
+    "INSERT_OBSERVATION",
+    "INSERT_OBSERVATION_FTS",
+    "WORK_KINDS",
+    "HookEvent",
+    "IngestOutcome",
+    "parse_event",
+    "store_command",
+]
 
 # A body up to this size whose every field holds nothing a secret pattern matches is
 # parsed where it arrives: its cost is bounded (one linear RE2 scan per field, ~0.2 ms),
@@ -48,32 +56,8 @@ AGENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 REMOTE = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~@+-]{1,200}){1,8}"
 )
-# Events that are work; a project is created by these only. Lifecycle events alone (an
-# agent's health check firing SessionStart/SessionEnd in some folder) leave nothing behind.
 OCCURRED_MIN = "2000-01-01T00:00:00.000000Z"
 MAX_CWD = 4096
-WORK_KINDS = frozenset(
-    {"user-prompt", "pre-tool-use", "post-tool-use", "stop", "subagent-stop", "post-compaction"}
-)
-
-INSERT_OBSERVATION = """
-INSERT OR IGNORE INTO observations
-    (workspace, project, session_id, agent, kind, ingest_key, tool_name, body, meta, created_at,
-    owner)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
-INSERT_OBSERVATION_FTS = "INSERT INTO observations_fts(rowid, body) VALUES (?, ?)"
-UPSERT_SESSION = """
-INSERT INTO sessions (workspace, project, session_id, agent, cwd, started_at, last_event_at,
-    ended_at, end_reason, owner)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (workspace, project, session_id) DO UPDATE SET
-    last_event_at = excluded.last_event_at,
-    cwd = coalesce(sessions.cwd, excluded.cwd),
-    ended_at = excluded.ended_at,
-    end_reason = excluded.end_reason,
-    page_id = CASE WHEN excluded.ended_at IS NULL THEN sessions.page_id END
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,13 +71,6 @@ class HookEvent:
     remote: str | None = None
     occurred_at: str | None = None  # when it happened, if not now (an imported transcript)
     asked: Scope | None = None  # the old project name it came under, when an alias led it here
-
-
-@dataclass(frozen=True, slots=True)
-class IngestOutcome:
-    stored: bool  # False: the ingest_key was already stored (acknowledged again)
-    ended: bool  # the event ended its session: follow-up work is due
-    refused: str | None = None  # why the caller may not store it (a 403); nothing stored
 
 
 def parse_event(
@@ -174,116 +151,12 @@ def given_session_id(params: Mapping[str, str], sanitizer: Sanitizer) -> str | N
     return sanitizer.session_id(given)
 
 
-def store_command(
-    events: Sequence[HookEvent],
-    clock: Callable[[], str] = now_iso,
-    who: Principal | None = None,
-) -> Callable[[sqlite3.Connection], list[IngestOutcome]]:
-    """The writer command storing events: observations, FTS rows and session rows together.
-
-    A batch is one command: its projects and sessions are touched once each. What is
-    stored belongs to ``who`` (default: whoever submitted the command); an event ``who``
-    may not store is answered ``refused`` and leaves nothing.
-    """
-
-    def command(conn: sqlite3.Connection) -> list[IngestOutcome]:
-        now = clock()
-        caller = who or acting()
-        refused = refusals(conn, events, caller)
-        allowed = [e for i, e in enumerate(events) if i not in refused]
-        known = _projects(conn, allowed, now)
-        outcomes: list[IngestOutcome] = []
-        sessions: dict[tuple[Scope, str], HookEvent] = {}
-        first: dict[tuple[Scope, str], str] = {}
-        fts_rows: list[tuple[int | None, str]] = []
-        for index, event in enumerate(events):
-            obs = event.observation
-            if index in refused:
-                outcomes.append(IngestOutcome(stored=False, ended=False, refused=refused[index]))
-                continue
-            if event.scope not in known:  # lifecycle only, in a project nothing created
-                outcomes.append(IngestOutcome(stored=True, ended=False))
-                continue
-            row = (*_observation_row(event, now), caller.owner)
-            cursor = conn.execute(INSERT_OBSERVATION, row)
-            if cursor.rowcount == 0:
-                outcomes.append(IngestOutcome(stored=False, ended=False))
-                continue
-            indexed = f"{obs.tool_name} {obs.body}" if obs.tool_name else obs.body
-            fts_rows.append((cursor.lastrowid, fts_text(indexed)))
-            sessions[(event.scope, obs.session_id)] = event
-            first.setdefault((event.scope, obs.session_id), event.occurred_at or now)
-            outcomes.append(IngestOutcome(stored=True, ended=obs.kind == "session-end"))
-        conn.executemany(INSERT_OBSERVATION_FTS, fts_rows)
-        rows = [(*_session_row(e, now, first[key]), caller.owner) for key, e in sessions.items()]
-        conn.executemany(UPSERT_SESSION, rows)
-        return outcomes
-
-    return command
-
-
-def _projects(conn: sqlite3.Connection, events: Sequence[HookEvent], now: str) -> set[Scope]:
-    """The scopes whose events are stored: created by work, or existing already.
-
-    Each project's remote is recorded the first time one is known.
-    """
-    known: set[Scope] = set()
-    for scope in {event.scope for event in events}:
-        mine = [event for event in events if event.scope == scope]
-        if any(event.observation.kind in WORK_KINDS for event in mine):
-            pages.ensure_project(conn, scope, now)
-        elif not pages.project_exists(conn, scope):
-            continue
-        known.add(scope)
-        remote = next((event.remote for event in mine if event.remote), None)
-        if remote is not None:
-            pages.set_project_remote(conn, scope, remote)
-    return known
-
-
 def _remote(params: Mapping[str, str], sanitizer: Sanitizer) -> str | None:
     """The checkout's normalised remote; one that is malformed or holds a secret is dropped."""
     remote = _param(params, "remote")
     if remote is None or len(remote) > 600 or not REMOTE.fullmatch(remote):
         return None
     return None if sanitizer.holds_secret(remote) else remote
-
-
-def _observation_row(event: HookEvent, now: str) -> tuple[object, ...]:
-    obs = event.observation
-    return (
-        event.scope.workspace,
-        event.scope.project,
-        obs.session_id,
-        obs.agent,
-        obs.kind,
-        event.ingest_key,
-        obs.tool_name,
-        obs.body,
-        obs.meta,
-        event.occurred_at or now,
-    )
-
-
-def _session_row(event: HookEvent, now: str, started: str) -> tuple[object, ...]:
-    """The session as its last event in the command leaves it: ended only by a session-end.
-
-    ``started`` is when its first event in the command happened (kept if the row exists)."""
-    obs = event.observation
-    at = event.occurred_at or now
-    ended = obs.kind == "session-end"
-    reason = (_reason(obs.meta) or "session-end") if ended else None
-    return (
-        event.scope.workspace,
-        event.scope.project,
-        obs.session_id,
-        obs.agent,
-        event.cwd,
-        started,
-        at,
-        at if ended else None,
-        reason,
-    )
 
 
 def occurred_at(value: str | None, clock: Callable[[], str] = now_iso) -> str | None:
@@ -349,14 +222,6 @@ def _session_id(
             return cleaned
     day = (today or now_iso())[:10].replace("-", "")
     return f"{agent}-{day}"
-
-
-def _reason(meta: str) -> str | None:
-    try:
-        value = json.loads(meta).get("reason")
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None
 
 
 def budget_param(value: str | None, default: int) -> int:

@@ -31,18 +31,20 @@ def refusals(
 ) -> dict[int, str]:
     """Why each refused event (by index) may not be stored; empty when all may.
 
-    One lookup per session (its unique index): the operator's path reads no grants."""
-    writable: dict[tuple[Scope, Scope | None], str | None] = {}
-    owners: dict[tuple[Scope, str], str | None] = {}
+    One lookup per session (its unique index): the operator's path reads no grants. Keyed
+    by names, not by :class:`Scope`: a batch's hundreds of events hash plain strings."""
+    writable: dict[tuple[str, str, Scope | None], str | None] = {}
+    owners: dict[tuple[str, str, str], str | None] = {}
     refused: dict[int, str] = {}
     for index, event in enumerate(events):
         scope, asked = event.scope, event.asked
-        if (scope, asked) not in writable:
-            writable[(scope, asked)] = _write_problem(conn, who, scope, asked)
-        key = (scope, event.observation.session_id)
+        target = (scope.workspace, scope.project, asked)
+        if target not in writable:
+            writable[target] = _write_problem(conn, who, scope, asked)
+        key = (scope.workspace, scope.project, event.observation.session_id)
         if key not in owners:
-            owners[key] = _session_problem(conn, who, *key)
-        problem = writable[(scope, asked)] or owners[key]
+            owners[key] = _session_problem(conn, who, scope, key[2])
+        problem = writable[target] or owners[key]
         if problem is not None:
             refused[index] = problem
     return refused

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.principal import Principal
-from ai_memory.hooks.ingest import HookEvent, IngestOutcome, store_command
+from ai_memory.hooks.ingest import HookEvent
+from ai_memory.hooks.ingest_store import IngestOutcome, store_command
 from ai_memory.store.acting import acting
 from ai_memory.store.writer import Writer
 
