@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qsl
 
+from ai_memory.web.hook_asgi import query_params
 from tests.hooks_support import app_client
 
 QUERY = "workspace=default&project=shop&agent=claude-code&session_id=s1"
@@ -64,3 +67,13 @@ def test_errors_keep_their_shape_and_text_that_cannot_be_encoded_still_answers(
     (result,) = surrogate.json()["results"]
     assert result["status"] == 400 and result["error"]["error"] == "invalid_input"
     assert stored(data_dir) == []
+
+
+def test_the_query_string_reads_as_parse_qsl_reads_it() -> None:
+    rng = random.Random(15)
+    alphabet = b"ab=&%+;2Ce\xe9 "
+    corpus = [b"", b"a", b"=b", b"a=1&a=2", b"a+b=c%2Bd", b"a=%zz", b"a=%e2%82%ac", b"a=\xe9"]
+    corpus += [bytes(rng.choice(alphabet) for _ in range(rng.randrange(14))) for _ in range(3000)]
+    for raw in corpus:
+        query = raw.decode("latin-1")
+        assert query_params(raw) == dict(parse_qsl(query, keep_blank_values=True)), raw

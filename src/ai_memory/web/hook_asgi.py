@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_plus
 
 from ai_memory.core.errors import AiMemoryError, InvalidInput
 from ai_memory.core.principal import principal_in
@@ -86,8 +86,7 @@ async def _body(receive: Receive) -> bytes | None:
 
 async def _one(service: HookService, scope: Scope, raw: bytes) -> tuple[int, bytes]:
     """One agent event, body unchanged; 202 once it is durable, 429 when saturated."""
-    query = scope.get("query_string", b"").decode("latin-1")
-    params = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
+    params = query_params(scope.get("query_string", b""))
     outcome = await service.ingest(params, json_body(raw, {}), len(raw), principal_in(scope))
     return 202, ACCEPTED if outcome.stored else DUPLICATE
 
@@ -96,6 +95,23 @@ async def _batch(service: HookService, scope: Scope, raw: bytes) -> tuple[int, b
     """Up to 256 ``{"params", "body"}`` items, answered one by one, in order."""
     results = await service.ingest_batch(json_body(raw, None), principal_in(scope))
     return 200, _encode({"results": [r.to_dict() for r in results]})
+
+
+def query_params(raw: bytes) -> dict[str, str]:
+    """The query string as ``dict(parse_qsl(query, keep_blank_values=True))`` reads it (the
+    last repeated name wins), with only the pieces that hold an escape unquoted: a hook's
+    parameters rarely do, and ``parse_qsl`` unquotes every one."""
+    params: dict[str, str] = {}
+    if not raw:
+        return params
+    for piece in raw.decode("latin-1").split("&"):
+        if not piece:
+            continue
+        name, _, value = piece.partition("=")
+        if "%" in piece or "+" in piece:
+            name, value = unquote_plus(name), unquote_plus(value)
+        params[name] = value
+    return params
 
 
 def _encode(content: object) -> bytes:
