@@ -16,9 +16,18 @@ import pytest
 
 from ai_memory.config import Config
 from ai_memory.server import create_app
-from tests.conftest import ServerProcess
+from tests.conftest import ServerProcess, shared_server
 
-PAGES = "/api/v1/projects/default/api/pages"
+
+def pages_route(project: str) -> str:
+    return f"/api/v1/projects/default/{project}/pages"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One server for the file: each test writes to a project of its own."""
+    with shared_server(tmp_path_factory, "api") as proc:
+        yield proc
 
 
 def committed_paths(wiki: Path) -> set[str]:
@@ -46,44 +55,47 @@ def wait_for(predicate, seconds: float = 15.0) -> bool:  # type: ignore[no-untyp
 
 
 def test_page_written_through_the_api_is_everywhere(server: ServerProcess) -> None:
+    route = pages_route("everywhere")
     with server.client() as client:
         answer = client.put(
-            f"{PAGES}/decisions/db.md",
+            f"{route}/decisions/db.md",
             json={"body": "# Use SQLite\n\nOne writer thread.\n", "tags": ["db"], "pinned": True},
         )
         assert answer.status_code == 200, answer.text
         page_id = answer.json()["page_id"]
-        page = client.get(f"{PAGES}/decisions/db.md").json()
+        page = client.get(f"{route}/decisions/db.md").json()
     assert page["page_id"] == page_id and page["is_latest"] and page["pinned"]
-    file = server.data_dir / "wiki/default/api/decisions/db.md"
+    file = server.data_dir / "wiki/default/everywhere/decisions/db.md"
     assert file.read_text().startswith("---\ntitle: Use SQLite\n")
     conn = sqlite3.connect(server.data_dir / "db/memory.sqlite")
     hits = conn.execute("SELECT rowid FROM pages_fts WHERE pages_fts MATCH 'writer'").fetchall()
     conn.close()
     assert hits == [(page_id,)]
     assert wait_for(
-        lambda: "default/api/decisions/db.md" in committed_paths(server.data_dir / "wiki")
+        lambda: "default/everywhere/decisions/db.md" in committed_paths(server.data_dir / "wiki")
     )
 
 
 def test_recent_history_delete_and_status(server: ServerProcess) -> None:
+    route = pages_route("recent")
     with server.client() as client:
         for i in range(3):
-            client.put(f"{PAGES}/notes/{i}.md", json={"body": f"note {i}"}).raise_for_status()
-        client.put(f"{PAGES}/notes/0.md", json={"body": "note zero"}).raise_for_status()
-        recent = client.get(PAGES, params={"limit": 2}).json()["pages"]
+            client.put(f"{route}/notes/{i}.md", json={"body": f"note {i}"}).raise_for_status()
+        client.put(f"{route}/notes/0.md", json={"body": "note zero"}).raise_for_status()
+        recent = client.get(route, params={"limit": 2}).json()["pages"]
         assert [p["path"] for p in recent] == ["notes/0.md", "notes/2.md"]
-        history = client.get("/api/v1/projects/default/api/history/notes/0.md").json()
+        history = client.get("/api/v1/projects/default/recent/history/notes/0.md").json()
         assert [v["version"] for v in history["versions"]] == [2, 1]
-        assert client.delete(f"{PAGES}/notes/1.md").json()["deleted"] is True
-        assert client.get(f"{PAGES}/notes/1.md").json()["error"] == "not_found"
-        status = client.get("/api/v1/status", params={"project": "api"}).json()
-        assert status["pages"] == 2 and status["project"]["versions"] == 4
-        projects = client.get("/api/v1/projects").json()["projects"]
+        assert client.delete(f"{route}/notes/1.md").json()["deleted"] is True
+        assert client.get(f"{route}/notes/1.md").json()["error"] == "not_found"
+        status = client.get("/api/v1/status", params={"project": "recent"}).json()
+        assert status["project"]["pages"] == 2 and status["project"]["versions"] == 4
+        listed = client.get("/api/v1/projects").json()["projects"]
+        projects = [p for p in listed if p["name"] == "recent"]  # the file's other tests write too
         assert projects == [
             {
                 "workspace": "default",
-                "name": "api",
+                "name": "recent",
                 "remote": None,
                 "created_at": projects[0]["created_at"],
                 "pages": 2,
@@ -92,13 +104,15 @@ def test_recent_history_delete_and_status(server: ServerProcess) -> None:
 
 
 @pytest.mark.slow
-def test_eight_concurrent_writers_of_500_pages(server: ServerProcess) -> None:
+def test_eight_concurrent_writers_of_500_pages(own_server: ServerProcess) -> None:
+    server, route = own_server, pages_route("api")  # its counts are the whole index's
+
     def writer(n: int) -> list[int]:
         statuses = []
         with server.client(timeout=60) as client:
             for i in range(500):
                 answer = client.put(
-                    f"{PAGES}/w{n}/p{i}.md", json={"body": f"writer {n} page {i} words"}
+                    f"{route}/w{n}/p{i}.md", json={"body": f"writer {n} page {i} words"}
                 )
                 statuses.append(answer.status_code)
                 assert "database is locked" not in answer.text
@@ -117,13 +131,14 @@ def test_eight_concurrent_writers_of_500_pages(server: ServerProcess) -> None:
 
 
 def test_bad_input_gets_a_clear_4xx_and_changes_nothing(server: ServerProcess) -> None:
+    route = pages_route("bad-input")
     with server.client() as client:
-        first = client.put(f"{PAGES}/notes/keep.md", json={"body": "keep me"}).json()
+        first = client.put(f"{route}/notes/keep.md", json={"body": "keep me"}).json()
         cases = [
-            ("PUT", f"{PAGES}/%2E%2E/x.md", {"json": {"body": "x"}}, 400, "invalid_path"),
-            ("PUT", f"{PAGES}//etc/passwd", {"json": {"body": "x"}}, 400, "invalid_path"),
-            ("PUT", f"{PAGES}/.git/config", {"json": {"body": "x"}}, 400, "invalid_path"),
-            ("PUT", f"{PAGES}/a.txt", {"json": {"body": "x"}}, 400, "invalid_path"),
+            ("PUT", f"{route}/%2E%2E/x.md", {"json": {"body": "x"}}, 400, "invalid_path"),
+            ("PUT", f"{route}//etc/passwd", {"json": {"body": "x"}}, 400, "invalid_path"),
+            ("PUT", f"{route}/.git/config", {"json": {"body": "x"}}, 400, "invalid_path"),
+            ("PUT", f"{route}/a.txt", {"json": {"body": "x"}}, 400, "invalid_path"),
             (
                 "PUT",
                 "/api/v1/projects/default/bad%20name/pages/a.md",
@@ -133,14 +148,14 @@ def test_bad_input_gets_a_clear_4xx_and_changes_nothing(server: ServerProcess) -
             ),
             (
                 "PUT",
-                f"{PAGES}/notes/keep.md",
+                f"{route}/notes/keep.md",
                 {"content": b'{"body": "' + b"x" * (20 * 1024 * 1024) + b'"}'},
                 413,
                 "too_large",
             ),
             (
                 "PUT",
-                f"{PAGES}/notes/keep.md",
+                f"{route}/notes/keep.md",
                 {
                     "content": b'{"body": "\xff\xfe bad"}',
                     "headers": {"content-type": "application/json"},
@@ -150,34 +165,34 @@ def test_bad_input_gets_a_clear_4xx_and_changes_nothing(server: ServerProcess) -
             ),
             (
                 "PUT",
-                f"{PAGES}/notes/keep.md",
+                f"{route}/notes/keep.md",
                 {"json": {"body": "---\ntitle: [x\n---\nbody"}},
                 400,
                 "invalid_frontmatter",
             ),
             (
                 "PUT",
-                f"{PAGES}/notes/keep.md",
+                f"{route}/notes/keep.md",
                 {"json": {"body": "new", "expected_page_id": first["page_id"] + 99}},
                 409,
                 "precondition_failed",
             ),
             (
                 "PUT",
-                f"{PAGES}/notes/keep.md",
+                f"{route}/notes/keep.md",
                 {"json": {"body": "new", "kind": "nonsense"}},
                 422,
                 "invalid_request",
             ),
-            ("PUT", f"{PAGES}/notes/keep.md", {"json": {"bodyy": "new"}}, 422, "invalid_request"),
+            ("PUT", f"{route}/notes/keep.md", {"json": {"bodyy": "new"}}, 422, "invalid_request"),
             (
                 "PUT",
-                f"{PAGES}/notes/keep.md",
+                f"{route}/notes/keep.md",
                 {"content": b"not json", "headers": {"content-type": "application/json"}},
                 422,
                 "invalid_request",
             ),
-            ("DELETE", f"{PAGES}/notes/missing.md", {}, 404, "not_found"),
+            ("DELETE", f"{route}/notes/missing.md", {}, 404, "not_found"),
         ]
         for method, url, kwargs, status, code in cases:
             answer = client.request(method, url, **kwargs)
@@ -185,12 +200,13 @@ def test_bad_input_gets_a_clear_4xx_and_changes_nothing(server: ServerProcess) -
             payload = answer.json()
             assert payload["error"] == code and payload["message"], (url, payload)
         stale = client.put(
-            f"{PAGES}/notes/keep.md", json={"body": "n", "expected_page_id": first["page_id"] + 99}
+            f"{route}/notes/keep.md", json={"body": "n", "expected_page_id": first["page_id"] + 99}
         ).json()
         assert stale["current_page_id"] == first["page_id"]
-        page = client.get(f"{PAGES}/notes/keep.md").json()
+        page = client.get(f"{route}/notes/keep.md").json()
     assert page["body"] == "keep me" and page["version"] == 1
-    assert (server.data_dir / "wiki/default/api/notes/keep.md").read_text().endswith("keep me")
+    keep = server.data_dir / "wiki/default/bad-input/notes/keep.md"
+    assert keep.read_text().endswith("keep me")
     assert not (server.data_dir / "x.md").exists()
 
 
@@ -205,9 +221,9 @@ def route_paths(routes: list[Any], prefix: str = "") -> Iterator[str]:
 
 
 def test_no_route_but_healthz_answers_without_the_token(server: ServerProcess) -> None:
-    secret = "zebra-quartz-marker"
+    secret, route = "zebra-quartz-marker", pages_route("api")
     with server.client() as client:
-        client.put(f"{PAGES}/a.md", json={"body": secret, "title": secret}).raise_for_status()
+        client.put(f"{route}/a.md", json={"body": secret, "title": secret}).raise_for_status()
     app = create_app(Config.load(server.data_dir, {}), "unused")
     paths = set(route_paths(app.routes)) | {"/", "/nope", "/mcp", "/web", "/hook"}
     values = {"workspace": "default", "project": "api", "path": "a.md", "rest": "x/y"}
