@@ -105,24 +105,9 @@ app.command("serve")(serve_commands.serve)  # listed after init, as it runs afte
 @app.command()
 def reindex(data_dir: DataDir = None) -> None:
     """Rebuild the index from the markdown files (refused while a server runs)."""
-    import time
+    from ai_memory.cli.rebuild import reindex as run_reindex
 
-    from ai_memory.cli.progress import progress_bar
-    from ai_memory.maintenance.reindex import reindex as rebuild
-
-    config = load_config_owning(data_dir)
-    started = time.perf_counter()
-    with progress_bar(err, "reindexing") as advance:
-        report = rebuild(config, advance)
-    elapsed = time.perf_counter() - started
-    for warning in report.warnings:
-        err.print(styled("warning:", "yellow"), warning)
-    out.print(
-        f"reindexed {report.files} files: {report.added} added, {report.updated} updated, "
-        f"{report.deleted} removed, {report.unchanged} unchanged "
-        f"in {elapsed:.2f} s ({report.files / max(elapsed, 1e-9):,.0f} files/s)",
-        soft_wrap=True,
-    )
+    run_reindex(data_dir)
 
 
 @app.command()

@@ -1,4 +1,5 @@
-"""Console entry point: ``hook`` and ``mcp-bridge`` run before anything heavy is imported."""
+"""Console entry point: ``hook``, ``mcp-bridge`` and a plain ``reindex`` run before anything
+heavy is imported (Typer, Click, Rich and the other commands' modules)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,12 @@ def main() -> None:
         from ai_memory.mcp.bridge import run as run_bridge
 
         sys.exit(run_bridge(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "reindex":
+        from ai_memory.cli.rebuild import run_direct
+
+        status = run_direct(sys.argv[2:])
+        if status is not None:
+            sys.exit(status)
     from ai_memory.cli.app import run_app
 
     run_app()

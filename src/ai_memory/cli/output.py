@@ -19,21 +19,12 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-# C0 and C1 controls but tab and newline (and a carriage return ending a line), and
-# the bidi controls that reorder what a terminal shows.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+from ai_memory.cli.literal import visible
+
+__all__ = ["emit_json", "err", "keep_whole", "out", "styled", "visible", "write_text"]
+
 # What JSON may carry raw but a terminal could act on: written as \\u escapes instead.
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def visible(text: str) -> str:
-    """``text`` with every control character written out (``\\x1b``), so it prints as is."""
-    return _CONTROL.sub(lambda match: _escape(match.group()), text)
-
-
-def _escape(char: str) -> str:
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def styled(text: str, style: str) -> Text:
