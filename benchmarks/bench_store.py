@@ -138,8 +138,7 @@ def bench_writes(root: Path, size: int) -> None:
         rate, data_dir = bench_wiki(root, pages, workers)
         print(f"Wiki.write_page  {size:>6} pages  {workers} writer(s): {rate:8.0f} pages/s")
     for workers in (1, 8):
-        rate = bench_http(root, pages, workers)
-        print(http_line(size, workers, rate))
+        print(http_line(size, workers, bench_http(root, pages, workers)))
     startup = bench_startup(data_dir)
     print(f"startup check    {size:>6} pages             : {startup:8.2f} s")
     reindex_rate, files = bench_reindex(data_dir)

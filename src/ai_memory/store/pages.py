@@ -194,7 +194,9 @@ def insert_version(
 def index_derived(conn: sqlite3.Connection, page_id: int, ref: PageRef, doc: PageDocument) -> None:
     """FTS, links and entities of one latest version; same transaction as the page row."""
     conn.execute(INSERT_FTS, (page_id, fts_text(doc.title), fts_text(doc.body)))
-    if has_cjk(doc.title) or has_cjk(doc.body):
+    if not (doc.title.isascii() and doc.body.isascii()) and (
+        has_cjk(doc.title) or has_cjk(doc.body)
+    ):
         # Only pages that hold CJK text pay for the trigram companion index.
         conn.execute(INSERT_CJK, (page_id, doc.title, doc.body))
     conn.executemany(

@@ -13,13 +13,16 @@ from ai_memory.core.paths import validate_page_path
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _WIKILINK = re.compile(r"\[\[([^\[\]\n|]+)(?:\|([^\[\]\n]*))?\]\]")
-_MDLINK = re.compile(r"(?<!!)\[([^\[\]\n]*)\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
+# The ``[`` comes first and the "not an image" lookbehind after it (the same matches as
+# ``(?<!!)\[``), so the engine scans for the bracket instead of trying every position.
+_MDLINK = re.compile(r"\[(?<!!\[)([^\[\]\n]*)\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def parse_links(body: str, source: PageRef) -> tuple[Link, ...]:
     """Every well-formed link in ``body``, deduplicated, in order; bad targets are skipped."""
-    text = _INLINE_CODE.sub("", _FENCE.sub("", body))
+    fenced = "```" in body or "~~~" in body  # no fence marker, no fenced block to drop
+    text = _INLINE_CODE.sub("", _FENCE.sub("", body) if fenced else body)
     found: dict[tuple[str, str, str], Link] = {}
     for match in _WIKILINK.finditer(text):
         link = _wikilink(match.group(1).strip(), match.group(2), source)
