@@ -8,7 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qsl
 
-from ai_memory.web.hook_asgi import query_params
+from ai_memory.hooks.service import ItemResult
+from ai_memory.web.errors import ErrorJSON
+from ai_memory.web.hook_asgi import batch_answer, query_params
 from tests.hooks_support import app_client
 
 QUERY = "workspace=default&project=shop&agent=claude-code&session_id=s1"
@@ -77,3 +79,12 @@ def test_the_query_string_reads_as_parse_qsl_reads_it() -> None:
     for raw in corpus:
         query = raw.decode("latin-1")
         assert query_params(raw) == dict(parse_qsl(query, keep_blank_values=True)), raw
+
+
+def test_a_batch_answer_is_encoded_as_the_error_answers_encode_it() -> None:
+    refusal = {"error": "invalid_input", "message": "bad key \ud800 ü"}
+    results = [ItemResult(0, 202), ItemResult(1, 400, refusal), ItemResult(2, 429)]
+    results.append(ItemResult(3, 202))
+    whole = ErrorJSON({"results": [r.to_dict() for r in results]}).body
+    assert batch_answer(results) == whole
+    assert batch_answer([]) == b'{"results":[]}'

@@ -18,7 +18,7 @@ from urllib.parse import unquote_plus
 
 from ai_memory.core.errors import AiMemoryError, InvalidInput
 from ai_memory.core.principal import principal_in
-from ai_memory.hooks.service import HookService
+from ai_memory.hooks.service import HookService, ItemResult
 from ai_memory.web.errors import ErrorJSON
 from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send
 
@@ -94,7 +94,19 @@ async def _one(service: HookService, scope: Scope, raw: bytes) -> tuple[int, byt
 async def _batch(service: HookService, scope: Scope, raw: bytes) -> tuple[int, bytes]:
     """Up to 256 ``{"params", "body"}`` items, answered one by one, in order."""
     results = await service.ingest_batch(json_body(raw, None), principal_in(scope))
-    return 200, _encode({"results": [r.to_dict() for r in results]})
+    return 200, batch_answer(results)
+
+
+def batch_answer(results: list[ItemResult]) -> bytes:
+    """``{"results": [...]}`` encoded as :func:`_encode` encodes it; an item without an error
+    (most are) written directly, not walked for text to escape: it holds two numbers."""
+    items = [
+        f'{{"index":{r.index},"status":{r.status}}}'.encode()
+        if r.error is None
+        else _encode(r.to_dict())
+        for r in results
+    ]
+    return b'{"results":[' + b",".join(items) + b"]}"
 
 
 def query_params(raw: bytes) -> dict[str, str]:
