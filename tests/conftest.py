@@ -202,6 +202,43 @@ def run_cli(
     )
 
 
+def run_cli_here(
+    *args: str,
+    data_dir: Path,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """:func:`run_cli` in this process, through the console entry (``entry.main``: its
+    parsing, its error lines and exit codes), in ``env`` alone: a subprocess pays a
+    second of CPU for start-up, which only a test of the installed command needs."""
+    from click.testing import CliRunner
+
+    from ai_memory.cli.entry import main
+
+    wanted = env or clean_env()
+    only = {**{name: None for name in os.environ if name not in wanted}, **wanted}
+    argv, folder = sys.argv, os.getcwd()
+    with CliRunner().isolation(input=input, env=only) as (stdout, stderr, _):
+        sys.argv = ["ai-memory", *args, "--data-dir", str(data_dir)]
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            main()
+            code: int = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+            if isinstance(exc.code, str):  # as the interpreter prints it
+                print(exc.code, file=sys.stderr)
+        finally:
+            sys.argv = argv
+            os.chdir(folder)
+            sys.stdout.flush()  # plain writes wait in the wrapper's buffer
+            sys.stderr.flush()
+        shown = stdout.getvalue(), stderr.getvalue()
+    return subprocess.CompletedProcess(sys.argv[:1] + list(args), code, *shown)
+
+
 @pytest.fixture
 def runtime(data_dir: Path) -> Iterator[Runtime]:
     """The data dir's parts running in this process (no HTTP)."""

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ServerProcess, clean_env, run_cli
+from tests.conftest import ServerProcess, clean_env, run_cli, run_cli_here
 
 FOREIGN_JSON: dict[str, Any] = {
     "theme": "dark",
@@ -59,17 +59,17 @@ def test_install_mcp_twice_keeps_foreign_entries_and_adds_ours_once(
     path = tmp_path / name
     path.write_text(original)
     os.chmod(path, 0o640)
-    shown = run_cli(
+    shown = run_cli_here(
         "install-mcp", "--client", client, "--config-file", str(path), data_dir=data_dir
     )
     assert shown.returncode == 0, shown.stderr
     assert path.read_text() == original  # without --apply nothing is written
-    first = run_cli(
+    first = run_cli_here(
         "install-mcp", "--client", client, "--config-file", str(path), "--apply", data_dir=data_dir
     )
     assert first.returncode == 0, first.stderr
     after_first = path.read_text()
-    second = run_cli(
+    second = run_cli_here(
         "install-mcp", "--client", client, "--config-file", str(path), "--apply", data_dir=data_dir
     )
     assert second.returncode == 0 and b"already configured" in second.stdout
@@ -97,7 +97,7 @@ def load_original(client: str, original: str) -> dict[str, Any]:
 
 def test_http_transport_references_the_token_by_environment(data_dir: Path, tmp_path: Path) -> None:
     codex = tmp_path / "config.toml"
-    done = run_cli(
+    done = run_cli_here(
         "install-mcp",
         "--client",
         "codex",
@@ -114,7 +114,7 @@ def test_http_transport_references_the_token_by_environment(data_dir: Path, tmp_
     assert entry["url"].endswith("/mcp")
     assert stat.S_IMODE(codex.stat().st_mode) == 0o600
     claude = tmp_path / "claude.json"
-    run_cli(
+    run_cli_here(
         "install-mcp",
         "--client",
         "claude-code",
@@ -128,7 +128,7 @@ def test_http_transport_references_the_token_by_environment(data_dir: Path, tmp_
     entry = json.loads(claude.read_text())["mcpServers"]["ai-memory"]
     assert entry["type"] == "http"
     assert entry["headers"]["Authorization"] == "Bearer ${AI_MEMORY_AUTH_TOKEN}"
-    switched = run_cli(
+    switched = run_cli_here(
         "install-mcp",
         "--client",
         "claude-code",
@@ -146,7 +146,7 @@ def test_a_broken_config_file_is_refused_and_left_alone(data_dir: Path, tmp_path
     for name, client in (("broken.json", "cursor"), ("broken.toml", "codex")):
         path = tmp_path / name
         path.write_text("{ not valid [[")
-        done = run_cli(
+        done = run_cli_here(
             "install-mcp",
             "--client",
             client,

@@ -17,7 +17,7 @@ from ai_memory.service.control import Service
 from ai_memory.service.files import Written
 from ai_memory.service.manager import run_command
 from ai_memory.service.spec import Host
-from tests.conftest import ServerProcess, clean_env, run_cli
+from tests.conftest import ServerProcess, clean_env, run_cli, run_cli_here
 
 
 def no_user_manager() -> bool:
@@ -55,36 +55,36 @@ def test_install_writes_the_unit_once_and_uninstall_removes_it(
     assert f"AssertPathExists={data_dir / 'config.toml'}" in text
 
     stamp = unit.stat().st_mtime_ns
-    again = run_cli("service", "install", data_dir=data_dir, env=home)
+    again = run_cli_here("service", "install", data_dir=data_dir, env=home)
     assert again.returncode == 0, again.stderr
     assert b"already installed and unchanged" in again.stdout
     assert unit.read_text() == text and unit.stat().st_mtime_ns == stamp
 
-    removed = run_cli("service", "uninstall", data_dir=data_dir, env=home)
+    removed = run_cli_here("service", "uninstall", data_dir=data_dir, env=home)
     assert removed.returncode == 0, removed.stderr
     assert not unit.exists()
-    nothing = run_cli("service", "uninstall", data_dir=data_dir, env=home)
+    nothing = run_cli_here("service", "uninstall", data_dir=data_dir, env=home)
     assert nothing.returncode == 0 and b"not installed; nothing to do" in nothing.stdout
 
 
 def test_a_unit_edited_by_hand_is_left_alone(
     data_dir: Path, tmp_path: Path, home: dict[str, str]
 ) -> None:
-    assert run_cli("service", "install", data_dir=data_dir, env=home).returncode == 0
+    assert run_cli_here("service", "install", data_dir=data_dir, env=home).returncode == 0
     unit = unit_file(tmp_path)
     edited = unit.read_text().replace("RestartSec=5", "RestartSec=30")
     unit.write_text(edited)
-    refused = run_cli("service", "uninstall", data_dir=data_dir, env=home)
+    refused = run_cli_here("service", "uninstall", data_dir=data_dir, env=home)
     assert refused.returncode == 1
     assert b"was changed since ai-memory wrote it" in refused.stderr
     assert f"rm {unit}".encode() in refused.stderr
     assert unit.read_text() == edited
-    kept = run_cli("service", "install", data_dir=data_dir, env=home)
+    kept = run_cli_here("service", "install", data_dir=data_dir, env=home)
     assert kept.returncode == 1 and b"--force" in kept.stderr
     assert unit.read_text() == edited
-    forced = run_cli("service", "install", "--force", data_dir=data_dir, env=home)
+    forced = run_cli_here("service", "install", "--force", data_dir=data_dir, env=home)
     assert forced.returncode == 0 and f"replaced {unit}".encode() in forced.stdout
-    assert run_cli("service", "uninstall", data_dir=data_dir, env=home).returncode == 0
+    assert run_cli_here("service", "uninstall", data_dir=data_dir, env=home).returncode == 0
     assert not unit.exists()
 
 
@@ -94,9 +94,9 @@ def test_a_foreign_unit_of_the_same_name_is_never_overwritten(
     unit = unit_file(tmp_path)
     unit.parent.mkdir(parents=True)
     unit.write_text("[Service]\nExecStart=/usr/local/bin/my-own-memory\n")
-    refused = run_cli("service", "install", data_dir=data_dir, env=home)
+    refused = run_cli_here("service", "install", data_dir=data_dir, env=home)
     assert refused.returncode == 1 and b"was not written by ai-memory" in refused.stderr
-    gone = run_cli("service", "uninstall", data_dir=data_dir, env=home)
+    gone = run_cli_here("service", "uninstall", data_dir=data_dir, env=home)
     assert gone.returncode == 1
     assert unit.read_text() == "[Service]\nExecStart=/usr/local/bin/my-own-memory\n"
 
@@ -110,11 +110,13 @@ def test_a_unit_for_another_install_is_replaced(
     Service(old_host, data_dir).install()
     unit = unit_file(tmp_path)
     assert "/old/venv/bin/python3" in unit.read_text()
-    status = run_cli("status", data_dir=data_dir, env=home)  # no server: still says what it can
+    status = run_cli_here(
+        "status", data_dir=data_dir, env=home
+    )  # no server: still says what it can
     assert (
         b"service: stale" in status.stdout and b"run `ai-memory service install`" in status.stdout
     )
-    done = run_cli("service", "install", data_dir=data_dir, env=home)
+    done = run_cli_here("service", "install", data_dir=data_dir, env=home)
     assert done.returncode == 0 and f"replaced {unit}".encode() in done.stdout
     assert sys.executable in unit.read_text()
 
@@ -123,7 +125,7 @@ def test_a_unit_for_another_install_is_replaced(
 def test_commands_that_need_a_manager_say_so_and_print_the_foreground_command(
     data_dir: Path, home: dict[str, str], command: str
 ) -> None:
-    done = run_cli("service", command, data_dir=data_dir, env=home)
+    done = run_cli_here("service", command, data_dir=data_dir, env=home)
     assert done.returncode == 1
     stderr = b" ".join(done.stderr.split())  # the message may wrap
     assert b"no service manager is available here" in stderr
@@ -134,7 +136,7 @@ def test_commands_that_need_a_manager_say_so_and_print_the_foreground_command(
 
 def test_logs_fall_back_to_the_data_dirs_log(data_dir: Path, home: dict[str, str]) -> None:
     (data_dir / "logs" / "server.log").write_text("".join(f"line {n}\n" for n in range(50)))
-    done = run_cli("service", "logs", "--lines", "3", data_dir=data_dir, env=home)
+    done = run_cli_here("service", "logs", "--lines", "3", data_dir=data_dir, env=home)
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode().splitlines() == ["line 47", "line 48", "line 49"]
     assert b"no service manager is available here" in done.stderr
@@ -177,14 +179,14 @@ def test_setup_with_service_installs_it_and_says_it_cannot_start_it_here(
     checkout.mkdir()
     (checkout / ".ai-memory.toml").write_text('project = "set-up"\n')
     args = ("setup", "--agent", "claude-code", "--server", server.url)
-    done = run_cli(*args, "--service", data_dir=server.data_dir, env=home, cwd=checkout)
+    done = run_cli_here(*args, "--service", data_dir=server.data_dir, env=home, cwd=checkout)
     assert done.returncode == 0, done.stderr
     unit = unit_file(tmp_path)
     assert f"created {unit}".encode() in done.stdout
     assert b"no service manager is available here" in done.stderr
     assert b"MCP memory_status answered from default/set-up" in done.stdout  # self-check ran
     unit.unlink()
-    skipped = run_cli(*args, "--no-service", data_dir=server.data_dir, env=home, cwd=checkout)
+    skipped = run_cli_here(*args, "--no-service", data_dir=server.data_dir, env=home, cwd=checkout)
     assert skipped.returncode == 0, skipped.stderr
     assert not unit.exists()
 
@@ -192,6 +194,6 @@ def test_setup_with_service_installs_it_and_says_it_cannot_start_it_here(
 def test_install_refuses_a_data_dir_that_was_never_initialised(
     tmp_path: Path, home: dict[str, str]
 ) -> None:
-    done = run_cli("service", "install", data_dir=tmp_path / "nothing-here", env=home)
+    done = run_cli_here("service", "install", data_dir=tmp_path / "nothing-here", env=home)
     assert done.returncode == 1 and b"run `ai-memory init` first" in done.stderr
     assert not unit_file(tmp_path).exists()
