@@ -14,6 +14,7 @@ corpus; then the start-up of simple commands beside ``python -c pass``.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -33,7 +34,7 @@ from benchmarks.reindex_run import (
     corpus_bytes,
     index_bytes,
     notes,
-    reindex_seconds,
+    reindex_run,
     startup_rows,
     wiki_of,
 )
@@ -94,20 +95,18 @@ def bench_reindex_process(root: Path, size: int) -> Path:
     """``ai-memory reindex`` of a fresh wiki of ``size`` notes; then once more, unchanged."""
     corpus, _ = notes(size)
     data_dir = wiki_of(root, f"notes-{size}", corpus)
-    first = reindex_seconds(data_dir, size)
-    again = reindex_seconds(data_dir, size)
+    for label in ("new", "again"):
+        load = os.getloadavg()[0]
+        wall, cpu = reindex_run(data_dir, size)
+        print(
+            f"reindex, whole process {size:>7} notes ({label + ')':<6}    : {wall:8.2f} s "
+            f"= {size / wall:6.0f} notes/s, CPU {cpu:.2f} s = {cpu / size * 1000:.2f} ms "
+            f"a note (load {load:.1f})"
+        )
     corpus_mb, db_mb = corpus_bytes(data_dir) / 1e6, index_bytes(data_dir) / 1e6
     print(
-        f"reindex, whole process {size:>7} notes (new)     : {first:8.2f} s "
-        f"= {size / first:6.0f} notes/s"
-    )
-    print(
-        f"reindex, whole process {size:>7} notes (again)   : {again:8.2f} s "
-        f"= {size / again:6.0f} notes/s"
-    )
-    print(
-        f"database size          {size:>7} notes           : {db_mb:8.1f} MB for "
-        f"{corpus_mb:.1f} MB of notes = {db_mb / corpus_mb:.1f}x the corpus"
+        f"database size          {size:>7} notes           : {db_mb:8.2f} MB for "
+        f"{corpus_mb:.2f} MB of notes = {db_mb / corpus_mb:.2f}x the corpus"
     )
     return data_dir
 
@@ -128,8 +127,9 @@ def main() -> None:
         for size in sizes:
             data_dir = bench_reindex_process(root, size)
         if data_dir is not None:
+            load = os.getloadavg()[0]
             for name, ms in startup_rows(data_dir):
-                print(f"start-up {name:<30}: {ms:8.1f} ms")
+                print(f"start-up {name:<30}: {ms:8.1f} ms (load {load:.1f})")
 
 
 def bench_writes(root: Path, size: int) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,6 +52,13 @@ def wiki_of(root: Path, name: str, corpus: Corpus) -> Path:
 
 def reindex_seconds(data_dir: Path, expected: int) -> float:
     """Wall time of ``ai-memory reindex`` from spawn to exit."""
+    return reindex_run(data_dir, expected)[0]
+
+
+def reindex_run(data_dir: Path, expected: int) -> tuple[float, float]:
+    """Wall time of ``ai-memory reindex`` from spawn to exit, and the CPU time (user +
+    system) of the command and every worker process it waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [*ai_memory(), "reindex", "--data-dir", str(data_dir)],
@@ -59,9 +67,11 @@ def reindex_seconds(data_dir: Path, expected: int) -> float:
         env=clean_env(),
     )
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0 or f"reindexed {expected} files" not in done.stdout:
         raise SystemExit(f"reindex failed: {done.stdout}{done.stderr}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def corpus_bytes(data_dir: Path) -> int:
