@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from tests.conftest import ServerProcess, run_cli
+from tests.conftest import ServerProcess, run_cli_here
 from tests.hooks_support import make_checkout
 
 SHOP = "acme-shop"
@@ -64,12 +64,13 @@ def populate(server: ServerProcess, tmp: Path) -> None:
         for session, project in (("s-wrong", SHOP), ("s-keep", SHOP), ("s-api", API)):
             url = f"/api/v1/projects/default/{project}/pages/sessions/{session}.md"
             assert client.get(url).status_code == 200, session
-    assert run_cli("commit", "--server", server.url, data_dir=server.data_dir).returncode == 0
+    assert run_cli_here("commit", "--server", server.url, data_dir=server.data_dir).returncode == 0
 
 
 def cli(server: ServerProcess, *args: str) -> Any:
-    """A hygiene command through the CLI against the running server, as JSON."""
-    done = run_cli(*args, "--server", server.url, "--json", data_dir=server.data_dir)
+    """A hygiene command through the CLI against the running server, as JSON (in this
+    process: each test also runs the commands as real subprocesses)."""
+    done = run_cli_here(*args, "--server", server.url, "--json", data_dir=server.data_dir)
     assert done.returncode == 0, done.stderr.decode()
     return json.loads(done.stdout)
 
@@ -100,7 +101,7 @@ def index_snapshot(data_dir: Path) -> dict[str, Any]:
 
 
 def local_search(data_dir: Path, query: str, project: str) -> list[tuple[str, str]]:
-    done = run_cli("search", query, "--project", project, "--json", data_dir=data_dir)
+    done = run_cli_here("search", query, "--project", project, "--json", data_dir=data_dir)
     assert done.returncode == 0, done.stderr.decode()
     data = json.loads(done.stdout)
     return [(h["project"], h["path"]) for h in data["hits"]]
@@ -111,7 +112,7 @@ def assert_reindex_changes_nothing(data_dir: Path, queries: list[tuple[str, str]
     the index and search answers are the same after it."""
     before = index_snapshot(data_dir)
     found = [local_search(data_dir, q, p) for q, p in queries]
-    done = run_cli("reindex", data_dir=data_dir)
+    done = run_cli_here("reindex", data_dir=data_dir)
     assert done.returncode == 0, done.stderr.decode()
     assert b" 0 added, 0 updated, 0 removed" in done.stdout, done.stdout.decode()
     assert index_snapshot(data_dir) == before

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ai_memory.hygiene.history import rewrite_history
-from tests.conftest import ServerProcess, run_cli
+from tests.conftest import ServerProcess, run_cli, run_cli_here
 from tests.hooks_support import make_checkout
 from tests.hygiene_sessions_support import (
     API,
@@ -114,8 +114,10 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(
         (("purge-project", "_global", "--yes"), "--force-global"),
         (("purge-session", "s-wrong", "--rewrite-history", "--yes"), "stop it first"),
     ]
-    for args, message in cases:
-        done = run_cli(*args, "--server", server.url, data_dir=server.data_dir)
+    for index, args_message in enumerate(cases):
+        args, message = args_message
+        run = run_cli if index == 0 else run_cli_here  # the first through the installed entry
+        done = run(*args, "--server", server.url, data_dir=server.data_dir)
         assert done.returncode == 1, (args, done.stdout, done.stderr)
         assert message in done.stderr.decode(), (args, done.stderr)
         assert b"Traceback" not in done.stderr
@@ -142,7 +144,7 @@ def capture_session_in_both(server: ServerProcess, tmp: Path) -> None:
         for cwd in (shop, api):
             capture_session(client, "s-dup", cwd, "Bump the lockfile", "Bumped it.")
         assert client.post("/api/v1/sessions/flush", params={"timeout": 30}).is_success
-    assert run_cli("commit", "--server", server.url, data_dir=server.data_dir).returncode == 0
+    assert run_cli_here("commit", "--server", server.url, data_dir=server.data_dir).returncode == 0
 
 
 def test_move_session_is_found_under_its_new_project_only(
@@ -260,7 +262,7 @@ def test_rewrite_history_removes_the_text_from_git(server: ServerProcess, tmp_pa
     wiki = server.data_dir / "wiki"
     assert SECRET in git(wiki, "log", "-p", "--all")
     server.stop()
-    dry = run_cli(
+    dry = run_cli_here(
         "purge-session", "s-wrong", "--rewrite-history", "--dry-run", data_dir=server.data_dir
     )
     assert dry.returncode == 0 and b"would also rewrite history" in dry.stderr
