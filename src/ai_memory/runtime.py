@@ -7,6 +7,9 @@ nothing here is global, every part is handed to what needs it.
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -161,3 +164,42 @@ class Runtime:
         self.checkpointer.stop()
         self.readers.close()
         release_wal(self.config.db_path)  # every connection is closed: the WAL can go
+
+
+class EarlyStart:
+    """:meth:`Runtime.start` on a thread of its own, begun before the server's imports.
+
+    The start-up check (listing, stat'ing and comparing every page file with the
+    index) is mostly system calls and SQLite, which run beside the imports on a second
+    core. Nothing is served before :meth:`take` returns, so nothing reads an index the
+    check has not finished with. :meth:`discard` stops a runtime nobody took, when
+    the server fails before its lifespan starts.
+    """
+
+    def __init__(self, start: Callable[[], Runtime]) -> None:
+        self._start = start
+        self._result: Future[Runtime] = Future()
+        self._taken = False
+        threading.Thread(target=self._run, name="ai-memory-start", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self._result.set_result(self._start())
+        except BaseException as exc:  # handed to whoever takes the runtime
+            self._result.set_exception(exc)
+
+    def take(self) -> Runtime:
+        """The started runtime (waiting for it), or the error that stopped its start."""
+        self._taken = True
+        return self._result.result()
+
+    def discard(self) -> None:
+        """Stop the runtime if the server never took it; its start's error is dropped."""
+        if self._taken:
+            return
+        self._taken = True
+        try:
+            runtime = self._result.result()
+        except BaseException:
+            return
+        runtime.stop()

@@ -4,42 +4,37 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from ai_memory import __version__
+from ai_memory.bind import check_bind as check_bind
+from ai_memory.bind import parse_bind
+from ai_memory.bind import require_token as require_token
 from ai_memory.config import Config, ServerSettings
 from ai_memory.consolidate.learning_schedule import LearningLoop
-from ai_memory.core.errors import ConfigError, InvalidInput, NotInitialised
 from ai_memory.hooks.service import HookService
 from ai_memory.maintenance.jobs import MaintenanceJobs
 from ai_memory.maintenance.scheduler import Scheduler
 from ai_memory.mcp.lazy import LazyMcp
 from ai_memory.metrics.asgi import MetricsMiddleware, tool_access_of
 from ai_memory.metrics.registry import Metrics
-from ai_memory.runtime import Runtime
+from ai_memory.runtime import EarlyStart, Runtime
 from ai_memory.service.drain import start_spool_drain
 from ai_memory.store.upgrade import refuse_newer_database
-from ai_memory.web import admin, api, graph_api, hygiene_projects_api, identity_api, pending_api, ui
-from ai_memory.web import batch_api as batch_web
-from ai_memory.web import consolidate_api as consolidate_web
+from ai_memory.web import api
 from ai_memory.web import hooks as hooks_web
-from ai_memory.web import hygiene_sessions_api as hygiene_sessions_web
-from ai_memory.web import maintenance as maintenance_api
-from ai_memory.web import messages_api as messages_web
-from ai_memory.web import password_api as passwords_web
 from ai_memory.web import search as search_api
 from ai_memory.web.connections import ConnectionLimits, protocol_class
 from ai_memory.web.errors import install_error_handlers
 from ai_memory.web.hook_asgi import HookRoutes
 from ai_memory.web.keyauth import KeyAuthenticator
+from ai_memory.web.later import LaterRoutes
 from ai_memory.web.middleware import BearerAuth, BodyLimit, HostCheck, InFlightLimit
-from ai_memory.web.origin import is_loopback
 from ai_memory.web.page_asgi import PageWriteRoute
 from ai_memory.web.sessionauth import CookieAuthenticator
 
@@ -49,15 +44,23 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def create_app(config: Config, token: str) -> FastAPI:
-    """The whole server as one ASGI app; the runtime starts and stops with its lifespan."""
+def create_app(
+    config: Config, token: str, early: EarlyStart | None = None, defer: bool = False
+) -> FastAPI:
+    """The whole server as one ASGI app; the runtime starts and stops with its lifespan.
+
+    ``early``: a start begun before this module was imported, which the lifespan waits
+    for. ``defer``: the routes of :func:`later_routers` are built once the app answers
+    (``serve``); without it they are all there when this returns.
+    """
     refuse_newer_database(config.db_path)
     mcp = LazyMcp(lambda: getattr(app.state, "runtime", None))  # built once the app answers
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         llm = build_llm(config)  # first: a missing key fails start-up before anything runs
-        runtime = await anyio.to_thread.run_sync(partial(Runtime.start, config, watch=True))
+        start = early.take if early else partial(Runtime.start, config, watch=True)
+        runtime = await anyio.to_thread.run_sync(start)
         runtime.llm = llm
         app.state.runtime = runtime
         hooks, scheduler = start_capture(runtime)
@@ -78,7 +81,7 @@ def create_app(config: Config, token: str) -> FastAPI:
         # What hooks spooled while the server was down, then what they spool while it runs.
         drain = start_spool_drain(hooks, config.data_dir, config.hooks.spool_recheck_s)
         try:
-            async with mcp.running():
+            async with mcp.running(), later.running() if defer else nullcontext():
                 yield
         finally:
             drain.cancel()
@@ -103,22 +106,17 @@ def create_app(config: Config, token: str) -> FastAPI:
     async def healthz() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
+    # What agents ask first: status, pages, search, handoffs and sessions.
     app.include_router(api.router)
-    app.include_router(admin.router)
-    app.include_router(graph_api.router)
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
-    app.include_router(maintenance_api.router)
-    app.include_router(consolidate_web.router)
-    app.include_router(hygiene_sessions_web.router)
-    app.include_router(hygiene_projects_api.router)
-    app.include_router(pending_api.router)
-    app.include_router(identity_api.router)
-    app.include_router(passwords_web.router)
-    app.include_router(messages_web.router)
-    app.include_router(batch_web.router)
-    app.include_router(ui.build_router(token))
     app.router.routes.append(mcp.route())
+    later = LaterRoutes(app, partial(later_routers, token))
+    if defer:
+        app.router.routes.append(later)  # last: only what no route above takes waits
+    else:
+        for router in later_routers(token):
+            app.include_router(router)
     # The last middleware added runs first: Host/Origin, then auth, before anything
     # reads a body; the hook ingest and page write routes are answered innermost,
     # ahead of the router.
@@ -158,6 +156,40 @@ def run(app: FastAPI, settings: ServerSettings) -> None:
     )
 
 
+def later_routers(token: str) -> list[APIRouter]:
+    """The routers an agent's first requests do not need: web UI, admin, maintenance,
+    hygiene, identity, messages. No path of theirs is one the routers above match."""
+    from ai_memory.web import (
+        admin,
+        batch_api,
+        consolidate_api,
+        graph_api,
+        hygiene_projects_api,
+        hygiene_sessions_api,
+        identity_api,
+        maintenance,
+        messages_api,
+        password_api,
+        pending_api,
+        ui,
+    )
+
+    return [
+        admin.router,
+        graph_api.router,
+        maintenance.router,
+        consolidate_api.router,
+        hygiene_sessions_api.router,
+        hygiene_projects_api.router,
+        pending_api.router,
+        identity_api.router,
+        password_api.router,
+        messages_api.router,
+        batch_api.router,
+        ui.build_router(token),
+    ]
+
+
 def build_llm(config: Config) -> Chat | None:
     """The LLM chains when ``[llm]`` names a provider; otherwise the package stays unimported."""
     if config.llm.provider == "none":
@@ -177,32 +209,3 @@ def start_capture(runtime: Runtime) -> tuple[HookService, Scheduler]:
     )
     scheduler.start()
     return hooks, scheduler
-
-
-def parse_bind(bind: str) -> tuple[str, int]:
-    host, sep, port = bind.rpartition(":")
-    if not sep or not port.isdigit() or not host:
-        raise ConfigError(f"bind {bind!r} is not host:port")
-    number = int(port)
-    if not 0 < number < 65536:
-        raise ConfigError(f"bind {bind!r}: port must be 1-65535")
-    return host.strip("[]"), number
-
-
-def require_token(token: str | None, token_file: Path) -> str:
-    """No token, no server: every route but /healthz needs one, on any address."""
-    if not token:
-        raise NotInitialised(f"no bearer token in {token_file}; run `ai-memory init` first")
-    return token
-
-
-def check_bind(host: str, allow_remote: bool) -> bool:
-    """True when ``host`` is reachable from other machines, which needs ``allow_remote``."""
-    if is_loopback(host):
-        return False
-    if not allow_remote:
-        raise InvalidInput(
-            f"refusing to listen on {host}, which is reachable from other machines; "
-            "pass --allow-remote to serve it anyway (the bearer token is then the only guard)"
-        )
-    return True

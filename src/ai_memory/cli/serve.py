@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
+from functools import partial
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import Annotated
@@ -28,10 +30,21 @@ def serve(
     ] = False,
 ) -> None:
     """Serve the HTTP API (and MCP) until interrupted."""
+    # The imports allocate much and free little: no collection runs while they do, and
+    # what they built is kept out of every later collection (gc.freeze, once built).
+    gc.disable()
+    try:
+        _serve(data_dir, bind, allow_remote)
+    finally:
+        gc.enable()
+
+
+def _serve(data_dir: Path | None, bind: str | None, allow_remote: bool) -> None:
+    from ai_memory.bind import check_bind, parse_bind, require_token
     from ai_memory.maintenance.init import read_token
     from ai_memory.maintenance.lock import ServerLock
     from ai_memory.maintenance.modes import private_umask, secure_layout
-    from ai_memory.server import check_bind, create_app, parse_bind, require_token, run
+    from ai_memory.runtime import EarlyStart, Runtime
 
     config = load_config(data_dir)
     host, port = parse_bind(bind or config.server.bind)
@@ -48,6 +61,8 @@ def serve(
     except BaseException:
         lock.release()
         raise
+    # The start-up check runs beside the server's imports; nothing answers before it ends.
+    early = EarlyStart(partial(Runtime.start, config, watch=True))
     try:
         base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
         if remote:
@@ -59,8 +74,14 @@ def serve(
         out.print(f"  web UI:   {base}/web")
         out.print(f"  sign in:  {base}/web/login (token file below)")
         out.print(f"  token:    {config.token_file}")
-        run(create_app(config, token), config.server)
+        from ai_memory.server import create_app, run
+
+        app = create_app(config, token, early, defer=True)
+        gc.freeze()
+        gc.enable()
+        run(app, config.server)
     finally:
+        early.discard()
         lock.release()
 
 

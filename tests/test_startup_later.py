@@ -1,0 +1,95 @@
+"""What the server builds after its first answer, and what it starts before its imports."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ai_memory.config import Config
+from ai_memory.core.errors import NotInitialised
+from ai_memory.runtime import EarlyStart, Runtime
+from tests.conftest import ServerProcess, clean_env, run_cli_here
+
+APP_MODULES = """
+import sys
+from pathlib import Path
+from ai_memory.config import Config
+from ai_memory.server import create_app
+app = create_app(Config.load(Path(sys.argv[1]), {}), "token", defer=sys.argv[2] == "defer")
+print(sorted(m for m in sys.modules if m in {"ai_memory.web.ui", "ai_memory.web.identity_api",
+    "ai_memory.web.admin", "jinja2", "ai_memory.web.api"}))
+"""
+
+
+class Unsettled(ServerProcess):
+    """Returns as soon as /healthz answers, without waiting for anything built after."""
+
+    def settled(self, client: httpx.Client, deadline: float) -> ServerProcess:
+        return self
+
+
+def loaded(data_dir: Path, mode: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", APP_MODULES, str(data_dir), mode],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=120,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_a_deferring_app_answers_without_the_later_routers_loaded(data_dir: Path) -> None:
+    assert loaded(data_dir, "defer") == "['ai_memory.web.api']"
+    eager = ["ai_memory.web.admin", "ai_memory.web.api", "ai_memory.web.identity_api"]
+    assert loaded(data_dir, "eager") == str([*eager, "ai_memory.web.ui"])
+
+
+def test_routes_asked_for_before_they_are_built_wait_for_them(data_dir: Path) -> None:
+    """Right after /healthz the later routers are likely still building: every request
+    is answered as it would be once they are in (200 for a route, 404 for no route)."""
+    server = Unsettled(data_dir).start()
+    paths = ["/admin/status", "/api/v1/whoami", "/api/v1/pending-writes", "/api/v1/nope", "/nope"]
+    try:
+        with server.client() as client, ThreadPoolExecutor(len(paths)) as pool:
+            codes = list(pool.map(lambda path: client.get(path).status_code, paths))
+            status = client.get("/api/v1/status")
+            login = client.get("/web/login")
+    finally:
+        server.stop()
+    assert codes == [200, 200, 200, 404, 404]
+    assert status.status_code == 200 and "pages" in status.text
+    assert login.status_code == 200 and "<form" in login.text
+
+
+def test_an_early_start_hands_over_its_runtime_or_its_error(data_dir: Path, tmp_path: Path) -> None:
+    config = Config.load(data_dir, {})
+    runtime = EarlyStart(partial(Runtime.start, config)).take()
+    try:
+        assert runtime.startup_report is not None
+    finally:
+        runtime.stop()
+    missing = EarlyStart(partial(Runtime.start, Config.load(tmp_path / "none", {})))
+    with pytest.raises(NotInitialised):
+        missing.take()
+
+
+def test_a_start_nobody_takes_is_stopped(data_dir: Path) -> None:
+    config = Config.load(data_dir, {})
+    EarlyStart(partial(Runtime.start, config)).discard()
+    wal = config.db_path.with_name(config.db_path.name + "-wal")
+    assert not wal.exists()  # every connection closed: the runtime stopped
+
+
+def test_serve_leaves_collection_on_when_it_refuses_to_start(data_dir: Path) -> None:
+    done = run_cli_here("serve", "--bind", "0.0.0.0:9", data_dir=data_dir)
+    assert done.returncode != 0 and b"allow-remote" in done.stderr
+    assert gc.isenabled()
