@@ -9,7 +9,8 @@ on the same cases: ``GET /healthz`` (the protocol and middleware alone),
 /proc) per request, with the rate and the load average at that moment.
 
     git archive HEAD src | tar -x -C /tmp/baseline
-    python benchmarks/bench_http_protocol.py --baseline before=/tmp/baseline/src [--rounds 3]
+    python benchmarks/bench_http_protocol.py --baseline before=/tmp/baseline/src \
+        [--rounds 3] [--bare]
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_hooks import single_posts, warm_up
 from benchmarks.bench_ingest_ab import start
 from benchmarks.common import Server, words
+from benchmarks.http_bare import BareServer, bare_cases
 from benchmarks.keepalive import Connection
 
 Run = Callable[[Server, str], Awaitable[tuple[float, int]]]
@@ -127,18 +130,24 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--events", type=int, default=2000, help="requests per /healthz, /hook")
     parser.add_argument("--pages", type=int, default=400, help="pages per PUT case")
+    parser.add_argument("--bare", action="store_true", help="each tree's HTTP layer alone")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         root = Path(tmp)
-        servers = {name: start(stack, root, name, source) for name, source in args.baseline}
-        servers["this tree"] = start(stack, root, "this-tree", None)
-        for server in servers.values():
-            asyncio.run(warm_up(server.port, server.token))
-            asyncio.run(put_pages(server, "warm", 20, 1))
+        trees: list[tuple[str, Path | None]] = [*args.baseline, ("this tree", None)]
+        servers: dict[str, Any] = {}
+        for name, source in trees:
+            if args.bare:
+                servers[name] = stack.enter_context(BareServer(source))
+            else:
+                servers[name] = start(stack, root, name.replace(" ", "-"), source)
+                asyncio.run(warm_up(servers[name].port, servers[name].token))
+                asyncio.run(put_pages(servers[name], "warm", 20, 1))
+        runs = bare_cases(args.events) if args.bare else cases(args.events, args.pages)
         width = max(map(len, servers))
         figures: dict[tuple[str, str], list[float]] = {}
         for round_no in range(args.rounds):
-            for case, (label, run) in enumerate(cases(args.events, args.pages).items()):
+            for case, (label, run) in enumerate(runs.items()):
                 for name, server in servers.items():
                     assert server.process is not None
                     cpu = server_cpu_ms(server.process.pid)
