@@ -4,7 +4,7 @@ import json
 import stat
 from pathlib import Path
 
-from tests.conftest import ServerProcess, run_cli
+from tests.conftest import ServerProcess, run_cli, run_cli_here
 
 
 def test_init_creates_the_layout_once(tmp_path: Path) -> None:
@@ -18,7 +18,7 @@ def test_init_creates_the_layout_once(tmp_path: Path) -> None:
     assert stat.S_IMODE(token.parent.stat().st_mode) == 0o700
     assert len(token.read_text().strip()) == 64
     before = {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
-    second = run_cli("init", data_dir=root)
+    second = run_cli_here("init", data_dir=root)
     assert second.returncode == 0 and b"nothing changed" in second.stdout
     assert {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()} == before
 
@@ -38,7 +38,7 @@ def test_page_commands_round_trip(server: ServerProcess, tmp_path: Path) -> None
         "write-page", "decisions/a.md", "--file", str(body), *common, data_dir=server.data_dir
     )
     assert wrote.returncode == 0, wrote.stderr
-    piped = run_cli(
+    piped = run_cli_here(
         "write-page",
         "notes/b.md",
         "--tag",
@@ -49,18 +49,20 @@ def test_page_commands_round_trip(server: ServerProcess, tmp_path: Path) -> None
         input=b"from stdin",
     )
     assert json.loads(piped.stdout)["created"] is True
-    read = run_cli("read-page", "decisions/a.md", *common, "--json", data_dir=server.data_dir)
+    read = run_cli_here("read-page", "decisions/a.md", *common, "--json", data_dir=server.data_dir)
     page = json.loads(read.stdout)
     assert page["title"] == "From a file" and page["kind"] == "decision"
-    listed = run_cli("list-projects", "--server", server.url, "--json", data_dir=server.data_dir)
+    listed = run_cli_here(
+        "list-projects", "--server", server.url, "--json", data_dir=server.data_dir
+    )
     assert [p["name"] for p in json.loads(listed.stdout)["projects"]] == ["cli"]
-    deleted = run_cli("delete-page", "notes/b.md", *common, data_dir=server.data_dir)
+    deleted = run_cli_here("delete-page", "notes/b.md", *common, data_dir=server.data_dir)
     assert deleted.returncode == 0
-    missing = run_cli("read-page", "notes/b.md", *common, data_dir=server.data_dir)
+    missing = run_cli_here("read-page", "notes/b.md", *common, data_dir=server.data_dir)
     assert missing.returncode == 1 and b"no page" in missing.stderr
-    bad = run_cli("write-page", "../x.md", *common, data_dir=server.data_dir, input=b"x")
+    bad = run_cli_here("write-page", "../x.md", *common, data_dir=server.data_dir, input=b"x")
     assert bad.returncode == 1 and b"climbs out" in bad.stderr
-    binary = run_cli(
+    binary = run_cli_here(
         "write-page", "notes/c.md", *common, data_dir=server.data_dir, input=b"\xff\xfe"
     )
     assert binary.returncode == 1 and b"not UTF-8" in binary.stderr
@@ -73,7 +75,7 @@ def test_project_defaults_to_the_checkout(server: ServerProcess, tmp_path: Path)
         '[core]\n\tbare = false\n[remote "origin"]\n\turl = git@github.com:acme/api.git\n'
     )
     (checkout / "src").mkdir()
-    result = run_cli(
+    result = run_cli_here(
         "write-page",
         "notes/x.md",
         "--server",
@@ -100,9 +102,9 @@ def test_lifecycle_commands_refuse_while_a_server_runs(
     reindex = run_cli("reindex", data_dir=server.data_dir)
     assert reindex.returncode == 1 and b"server" in reindex.stderr
     archive = tmp_path / "backup.tar.gz"
-    backup = run_cli("backup", "--to", str(archive), data_dir=server.data_dir)
+    backup = run_cli_here("backup", "--to", str(archive), data_dir=server.data_dir)
     assert backup.returncode == 0, backup.stderr
-    restore = run_cli("restore", "--from", str(archive), data_dir=server.data_dir)
+    restore = run_cli_here("restore", "--from", str(archive), data_dir=server.data_dir)
     assert restore.returncode == 1 and b"server" in restore.stderr
     with server.client() as client:
         client.put("/api/v1/projects/default/b/pages/after.md", json={"body": "after"})
@@ -121,7 +123,7 @@ def test_lifecycle_commands_refuse_while_a_server_runs(
     garbage = tmp_path / "garbage.tar.gz"
     garbage.write_bytes(b"not a tarball")
     server.stop()
-    refused = run_cli("restore", "--from", str(garbage), data_dir=server.data_dir)
+    refused = run_cli_here("restore", "--from", str(garbage), data_dir=server.data_dir)
     assert refused.returncode == 1 and b"not a readable backup" in refused.stderr
     server.start()
     with server.client() as client:
