@@ -93,3 +93,16 @@ def test_serve_leaves_collection_on_when_it_refuses_to_start(data_dir: Path) -> 
     done = run_cli_here("serve", "--bind", "0.0.0.0:9", data_dir=data_dir)
     assert done.returncode != 0 and b"allow-remote" in done.stderr
     assert gc.isenabled()
+
+
+def test_the_start_removes_a_crash_s_temp_files_beside_pages_only(data_dir: Path) -> None:
+    """Temp files are made beside pages; a dot-folder (git's, an editor's) holds none."""
+    wiki = Config.load(data_dir, {}).wiki_dir
+    beside_page = wiki / "default/api/notes/.tmp-a.md.0123abcd"
+    editor = wiki / ".obsidian/.tmp-workspace.json"
+    for file in (beside_page, editor):
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text("half a write")
+    Runtime.start(Config.load(data_dir, {})).stop()
+    assert not beside_page.exists()
+    assert editor.read_text() == "half a write"
