@@ -123,6 +123,16 @@ def test_a_connection_carries_at_most_the_configured_requests(srv: ServerProcess
     assert answers == [None, None, "close"]
 
 
+def test_pipelined_requests_past_the_cap_are_not_answered(srv: ServerProcess) -> None:
+    request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with connect(srv) as sock:
+        sock.sendall(request * 5)
+        closed, received = closed_by_server(sock)
+    answers = received.split(b"HTTP/1.1 ")[1:]
+    assert closed and len(answers) == 3, received
+    assert [b"connection: close" in answer for answer in answers] == [False, False, True]
+
+
 @pytest.mark.parametrize(
     ("method", "path"),
     [
