@@ -11,7 +11,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli_here
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 AGENTS = ("claude-code", "codex", "gemini", "opencode")
@@ -50,7 +50,7 @@ def agent_home(root: Path, target: Path, agents: tuple[str, ...] = AGENTS) -> Pa
 
 
 def backfill(data_dir: Path, home: Path, *args: str) -> dict[str, Any]:
-    done = run_cli("backfill", "--home", str(home), "--json", *args, data_dir=data_dir)
+    done = run_cli_here("backfill", "--home", str(home), "--json", *args, data_dir=data_dir)
     assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
     result: dict[str, Any] = json.loads(done.stdout)
     return result
