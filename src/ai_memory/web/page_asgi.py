@@ -106,7 +106,7 @@ def _route(scope: Scope) -> tuple[str, str, str] | None:
 def _json_content(scope: Scope) -> bool:
     """Whether FastAPI would read the body as JSON: no content type, or a JSON one."""
     values = [v for k, v in scope["headers"] if k == b"content-type"]
-    if not values:
+    if not values or values[0] == b"application/json":
         return True
     header = MimeHeader()
     header["content-type"] = values[0].decode("latin-1")
