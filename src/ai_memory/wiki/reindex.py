@@ -27,7 +27,7 @@ from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.page import PageDocument
 from ai_memory.store import pages
-from ai_memory.store.stamps import Key, Stamp, Stat, current_stamps, record
+from ai_memory.store.stamps import Key, Stamp, Stat, latest_with_stamps, record
 from ai_memory.wiki.parse import Chunk, Outcome, digest, document, parse_chunk, read_bytes
 from ai_memory.wiki.wiki import Wiki
 
@@ -105,13 +105,13 @@ def reconcile(
     # A file whose bytes hash to what the index holds is not parsed again, unless the
     # derived rows are being rebuilt; one whose size and mtime are those it had when it
     # last hashed to that is not even read. That keeps a start over a large wiki short.
-    known = wiki.readers.read(_latest_hashes)
+    known, current = wiki.readers.read(latest_with_stamps)
     files = list(scan(wiki.root, report, known))
     report.files = len(files)
     if full:
         wiki.writer.call(pages.clear_derived, timeout=None)
     stats = _stat_all(str(wiki.root), files)  # before any file is read: an edit moves it
-    stamps = {} if full else wiki.readers.read(current_stamps)
+    stamps = {} if full else current
     to_read = [ref for ref in files if not _trusted(stats.get(ref), stamps.get(_key(ref)))]
     report.unchanged = done = len(files) - len(to_read)
     chunks = _chunks(str(wiki.root), to_read, known, full)
@@ -291,11 +291,6 @@ def _delete_refs(
 def _latest(conn: sqlite3.Connection, *, ref: PageRef) -> tuple[int | None, str | None]:
     row = pages.latest(conn, ref)
     return (int(row["id"]), str(row["content_hash"])) if row is not None else (None, None)
-
-
-def _latest_hashes(conn: sqlite3.Connection) -> dict[tuple[str, str, str], str]:
-    rows = conn.execute(pages.ALL_LATEST)
-    return {(r["workspace"], r["project"], r["path"]): r["content_hash"] for r in rows}
 
 
 def _apply(
