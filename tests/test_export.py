@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import ServerProcess, run_cli
+from tests.conftest import ServerProcess, run_cli, run_cli_here
 from tests.hygiene_sessions_support import API, SECRET, SHOP, populate
 
 
 def export(data_dir: Path, *args: str) -> dict[str, object]:
-    done = run_cli("export", *args, "--json", data_dir=data_dir)
+    done = run_cli_here("export", *args, "--json", data_dir=data_dir)
     assert done.returncode == 0, done.stderr.decode()
     result: dict[str, object] = json.loads(done.stdout)
     return result

@@ -10,7 +10,7 @@ from typing import Any
 
 from ai_memory.cli import hook_install
 from ai_memory.mcp import install as mcp_install
-from tests.conftest import clean_env, run_cli
+from tests.conftest import clean_env, run_cli_here
 
 FOREIGN: dict[str, Any] = {
     "model": "opus",
@@ -26,7 +26,7 @@ FOREIGN: dict[str, Any] = {
 
 
 def install(home: Path, data_dir: Path, *args: str) -> Any:
-    return run_cli(*args, data_dir=data_dir, env=clean_env(HOME=str(home)))
+    return run_cli_here(*args, data_dir=data_dir, env=clean_env(HOME=str(home)))
 
 
 def own_commands(settings: dict[str, Any], event: str) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ServerProcess, run_cli
+from tests.conftest import ServerProcess, run_cli, run_cli_here
 from tests.hooks_support import app_client
 from tests.test_hygiene_projects import assert_reindex_changes_nothing, db, populate
 
@@ -22,7 +22,7 @@ def test_cli_runs_through_a_server_and_in_process(data_dir: Path) -> None:
     dry = run_cli("rename-project", "shop", "store", "--dry-run", "--json", data_dir=data_dir)
     assert dry.returncode == 0, dry.stderr
     assert json.loads(dry.stdout)["dry_run"] is True
-    merge = run_cli("merge-project", "shop", "--into", "billing", data_dir=data_dir)
+    merge = run_cli_here("merge-project", "shop", "--into", "billing", data_dir=data_dir)
     assert merge.returncode == 1 and b"--yes" in merge.stderr
     proc = ServerProcess(data_dir).start()
     try:
@@ -31,7 +31,9 @@ def test_cli_runs_through_a_server_and_in_process(data_dir: Path) -> None:
         )
         assert moved.returncode == 0, moved.stderr
         assert json.loads(moved.stdout)["target"]["to"] == "default/store"
-        again = run_cli("rename-project", "shop", "store", "--server", proc.url, data_dir=data_dir)
+        again = run_cli_here(
+            "rename-project", "shop", "store", "--server", proc.url, data_dir=data_dir
+        )
         assert again.returncode == 1 and b"no project default/shop" in again.stderr
     finally:
         proc.stop()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ai_memory.core.clock import iso
-from tests.conftest import ServerProcess, run_cli, shared_server
+from tests.conftest import ServerProcess, run_cli, run_cli_here, shared_server
 from tests.mcp_support import connect, data
 
 PAGES = "/api/v1/projects/default/api/pages"
@@ -32,7 +32,7 @@ def call(server: ServerProcess, name: str, **args: Any) -> dict[str, Any]:
 
 
 def cli_json(server: ServerProcess, *args: str) -> Any:
-    result = run_cli(*args, "--server", server.url, "--json", data_dir=server.data_dir)
+    result = run_cli_here(*args, "--server", server.url, "--json", data_dir=server.data_dir)
     assert result.returncode == 0, result.stderr.decode()
     return json.loads(result.stdout)
 
@@ -53,7 +53,7 @@ def test_sweep_restore_and_checkpoints_from_the_command_line(server: ServerProce
     assert [p["path"] for p in done["expired"]] == ["notes/gone.md"]
     with server.client() as client:
         assert client.get(f"{PAGES}/notes/gone.md").status_code == 404
-    run_cli("commit", "--server", server.url, data_dir=server.data_dir)
+    run_cli_here("commit", "--server", server.url, data_dir=server.data_dir)
 
     listed = cli_json(server, "checkpoints", "notes/gone.md", "--project", "api")
     changes = [c["deleted"] for c in listed["checkpoints"]]

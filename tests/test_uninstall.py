@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ServerProcess, clean_env, run_cli
+from tests.conftest import ServerProcess, clean_env, run_cli, run_cli_here
 
 FOREIGN_SETTINGS = json.dumps(
     {
@@ -88,7 +88,7 @@ def test_uninstall_restores_backups_and_keeps_foreign_entries(
     refused = run_cli("uninstall", data_dir=data_dir, env=env)
     assert refused.returncode == 1 and b"--yes" in refused.stderr
     installed = snapshot(home)
-    dry = run_cli("uninstall", "--dry-run", "--json", data_dir=data_dir, env=env)
+    dry = run_cli_here("uninstall", "--dry-run", "--json", data_dir=data_dir, env=env)
     assert dry.returncode == 0, dry.stderr
     assert snapshot(home) == installed  # a dry run changes nothing
     plan = json.loads(dry.stdout)
@@ -108,7 +108,7 @@ def test_uninstall_restores_backups_and_keeps_foreign_entries(
         ".gemini/settings.json": "restore",
     }
 
-    done = run_cli("uninstall", "--yes", "--json", data_dir=data_dir, env=env)
+    done = run_cli_here("uninstall", "--yes", "--json", data_dir=data_dir, env=env)
     assert done.returncode == 0, done.stderr
     assert {**json.loads(done.stdout), "dry_run": True} == plan
     assert ours_left(home) == []
@@ -125,7 +125,7 @@ def test_uninstall_restores_backups_and_keeps_foreign_entries(
     assert not (home / ".config" / "opencode" / "plugins" / "ai-memory.js").exists()
     assert data_dir.exists()  # the data stays unless asked
 
-    again = run_cli("uninstall", "--yes", data_dir=data_dir, env=env)
+    again = run_cli_here("uninstall", "--yes", data_dir=data_dir, env=env)
     assert again.returncode == 0 and b"nothing of ai-memory's found" in again.stdout
 
 
@@ -134,7 +134,7 @@ def test_purge_data_is_refused_while_a_server_runs(tmp_path: Path, data_dir: Pat
     home = tmp_path / "home"
     home.mkdir()
     env = clean_env(HOME=str(home))
-    done = run_cli("install-mcp", "--client", "cursor", "--apply", data_dir=data_dir, env=env)
+    done = run_cli_here("install-mcp", "--client", "cursor", "--apply", data_dir=data_dir, env=env)
     assert done.returncode == 0, done.stderr
     unit = home / ".config" / "systemd" / "user" / "ai-memory.service"
     service = run_cli("service", "install", data_dir=data_dir, env=env)  # no systemd here
@@ -148,7 +148,7 @@ def test_purge_data_is_refused_while_a_server_runs(tmp_path: Path, data_dir: Pat
         assert (data_dir / "db" / "memory.sqlite").exists()
     finally:
         proc.stop()
-    dry = run_cli("uninstall", "--purge-data", "--dry-run", data_dir=data_dir, env=env)
+    dry = run_cli_here("uninstall", "--purge-data", "--dry-run", data_dir=data_dir, env=env)
     assert dry.returncode == 0 and f"would delete {data_dir}".encode() in dry.stdout
     assert f"would remove {unit}".encode() in dry.stdout and unit.exists()
     assert data_dir.exists()
@@ -214,10 +214,12 @@ def test_a_symlinked_config_is_restored_through_its_link(tmp_path: Path, data_di
     link.parent.mkdir(parents=True)
     link.symlink_to(real)
     env = clean_env(HOME=str(home))
-    done = run_cli("install-hooks", "--agent", "claude-code", "--apply", data_dir=data_dir, env=env)
+    done = run_cli_here(
+        "install-hooks", "--agent", "claude-code", "--apply", data_dir=data_dir, env=env
+    )
     assert done.returncode == 0, done.stderr
     assert link.is_symlink() and "agent_entry.py" in real.read_text()
-    done = run_cli("uninstall", "--yes", data_dir=data_dir, env=env)
+    done = run_cli_here("uninstall", "--yes", data_dir=data_dir, env=env)
     assert done.returncode == 0, done.stderr
     assert link.is_symlink() and link.resolve() == real.resolve()
     assert real.read_text() == "{}\n"
@@ -233,7 +235,7 @@ def test_a_malformed_config_is_named_and_nothing_changes(tmp_path: Path, data_di
     cursor = home / ".cursor" / "mcp.json"
     cursor.parent.mkdir(parents=True)
     cursor.write_text('{"mcpServers": {"ai-memory": {"command": "ai-memory"}}}\n')
-    done = run_cli("uninstall", "--yes", data_dir=data_dir, env=clean_env(HOME=str(home)))
+    done = run_cli_here("uninstall", "--yes", data_dir=data_dir, env=clean_env(HOME=str(home)))
     assert done.returncode == 1, done.stdout
     assert f"{codex} is not valid TOML".encode() in done.stderr
     assert b"Traceback" not in done.stderr
