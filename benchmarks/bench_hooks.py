@@ -10,6 +10,7 @@ command at 1, 16 and 64 concurrent clients, and /hook/batch throughput. Every
 acknowledged event is checked to be stored.
 
     python benchmarks/bench_hooks.py [--runs 40] [--events 3000] [--batches 200]
+        [--hook-only | --ingest-only]
 """
 
 from __future__ import annotations
@@ -349,6 +350,9 @@ def main() -> None:
     parser.add_argument(
         "--ingest-only", action="store_true", help="skip the hook command, time /hook alone"
     )
+    parser.add_argument(
+        "--hook-only", action="store_true", help="time the hook command alone, not /hook"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -356,7 +360,8 @@ def main() -> None:
         with Server(data_dir) as server:
             if not args.ingest_only:
                 bench_hook_command(server, root, args.runs)
-            bench_ingest(server, args.events, args.batches)
+            if not args.hook_only:
+                bench_ingest(server, args.events, args.batches)
 
 
 if __name__ == "__main__":
