@@ -13,7 +13,7 @@ import pytest
 
 from ai_memory.config import Config
 from ai_memory.maintenance.init import initialise
-from tests.conftest import ServerProcess, clean_env, run_cli
+from tests.conftest import ServerProcess, clean_env, run_cli, run_cli_here
 from tests.fake_llm import FakeLlm
 from tests.learning_support import finish_session, llm_env, page_url, review
 from tests.mcp_support import connect, data, failure
@@ -59,8 +59,9 @@ def tool(srv: ServerProcess, **args: Any) -> Any:
     return asyncio.run(call())
 
 
-def cli(srv: ServerProcess, *args: str) -> tuple[int, str, str]:
-    done = run_cli(*args, "--server", srv.url, data_dir=srv.data_dir)
+def cli(srv: ServerProcess, *args: str, real: bool = False) -> tuple[int, str, str]:
+    """The command in this process, or (``real``) through the installed entry."""
+    done = (run_cli if real else run_cli_here)(*args, "--server", srv.url, data_dir=srv.data_dir)
     return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
@@ -96,9 +97,9 @@ def test_the_cli_lists_shows_approves_and_rejects(server: ServerProcess, fake: F
         client.put(page_url("cli", RULE), json={"body": "# Tests\n\nRun the tests."})
         finish_session(client, "cli", "s-1", "always lint first")
     fake.push(review((RULE, "# Tests\n\nLint, then run the tests."), ("_rules/other.md", "# O")))
-    code, out, _ = cli(server, "auto-improve", "--project", "cli")
+    code, out, _ = cli(server, "auto-improve", "--project", "cli", real=True)
     assert code == 0 and "proposed 2 edit(s)" in out
-    code, out, _ = cli(server, "pending-writes", "list", "--project", "cli")
+    code, out, _ = cli(server, "pending-writes", "list", "--project", "cli", real=True)
     assert code == 0 and RULE in out and "_rules/other.md" in out
     code, listed, _ = cli(server, "pending-writes", "list", "--project", "cli", "--json")
     ids = {row["path"]: row["id"] for row in json.loads(listed)["pending_writes"]}
