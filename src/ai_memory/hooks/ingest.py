@@ -57,6 +57,9 @@ REMOTE = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~@+-]{1,200}){1,8}"
 )
 OCCURRED_MIN = "2000-01-01T00:00:00.000000Z"
+# What common_params reads, besides the body's own cwd.
+MEMO_KEYS = ("agent", "cwd", "workspace", "project")
+ParamsMemo = dict[tuple[object, ...], tuple[str, str | None, Scope]]
 MAX_CWD = 4096
 
 
@@ -74,12 +77,19 @@ class HookEvent:
 
 
 def parse_event(
-    params: Mapping[str, str], body: object, sanitizer: Sanitizer, today: str | None = None
+    params: Mapping[str, str],
+    body: object,
+    sanitizer: Sanitizer,
+    today: str | None = None,
+    memo: ParamsMemo | None = None,
 ) -> HookEvent:
-    """Validate parameters and payload; raise :class:`InvalidInput` saying what is wrong."""
+    """Validate parameters and payload; raise :class:`InvalidInput` saying what is wrong.
+
+    ``memo`` keeps :func:`common_params` answers across the items of one batch, which
+    mostly share their agent, checkout and project."""
     if not isinstance(body, dict):
         raise InvalidInput("the hook body must be a JSON object")
-    agent, cwd, scope = common_params(params, body, sanitizer)
+    agent, cwd, scope = _common(params, body, sanitizer, memo)
     key = _param(params, "ingest_key")
     if key is not None and not INGEST_KEY.fullmatch(key):
         raise InvalidInput("ingest_key must be 1-64 characters of A-Z, a-z, 0-9, '_' or '-'")
@@ -124,6 +134,24 @@ def common_params(
     if cwd is not None:
         cwd = sanitizer.clean(cwd, MAX_CWD) or None
     return agent, cwd, scope_from(params, cwd)
+
+
+def _common(
+    params: Mapping[str, str],
+    body: Mapping[str, object],
+    sanitizer: Sanitizer,
+    memo: ParamsMemo | None,
+) -> tuple[str, str | None, Scope]:
+    if memo is None:
+        return common_params(params, body, sanitizer)
+    key = (*(params.get(name) for name in MEMO_KEYS), _str(pick(body, "cwd")))
+    try:
+        found = memo.get(key)
+    except TypeError:  # a parameter that is not text: checked (and refused) the long way
+        return common_params(params, body, sanitizer)
+    if found is None:
+        found = memo[key] = common_params(params, body, sanitizer)
+    return found
 
 
 def cwd_problem(cwd: str) -> str | None:

@@ -28,6 +28,7 @@ from ai_memory.hooks.handoffs import Viewer, claim_command, consumed_handoff
 from ai_memory.hooks.ingest import (
     HookEvent,
     IngestOutcome,
+    ParamsMemo,
     budget_param,
     common_params,
     given_session_id,
@@ -174,9 +175,10 @@ class HookService:
     ) -> list[tuple[int, HookEvent]]:
         """The valid items, parsed; the invalid ones get their error in ``results``."""
         parsed: list[tuple[int, HookEvent]] = []
+        memo: ParamsMemo = {}
         for index, item in enumerate(items):
             try:
-                event = self._parse_item(item)
+                event = self._parse_item(item, memo)
             except AiMemoryError as exc:
                 results[index] = ItemResult(index, exc.http_status, exc.to_dict())
                 continue
@@ -186,14 +188,14 @@ class HookService:
                 parsed.append((index, event))
         return parsed
 
-    def _parse_item(self, item: object) -> HookEvent:
+    def _parse_item(self, item: object, memo: ParamsMemo) -> HookEvent:
         if not isinstance(item, dict):
             raise InvalidInput("a batch item must be an object {params, body}")
         params = item.get("params") or {}
         if not isinstance(params, dict):
             raise InvalidInput("params must be an object")
         body = item.get("body")
-        event = parse_event(params, {} if body is None else body, self.sanitizer)
+        event = parse_event(params, {} if body is None else body, self.sanitizer, memo=memo)
         return self.aliases.event(event)
 
     async def _store(self, events: list[HookEvent], who: Principal | None) -> list[IngestOutcome]:
