@@ -96,3 +96,18 @@ def test_bad_paths_and_text_are_refused_with_the_domain_error(server: ServerProc
     assert bad_path.status_code == 400 and bad_path.json()["error"] == "invalid_path"
     assert empty_path.status_code == 400 and empty_path.json()["error"] == "invalid_path"
     assert nul.status_code in (400, 422) and nul.json()["error"] == "invalid_request"
+
+
+def test_a_body_without_a_content_type_is_refused_as_the_route_refuses_it(
+    server: ServerProcess,
+) -> None:
+    with server.client() as client:
+        answer = client.put(
+            f"{PAGES}/notes/untyped.md",
+            content=json.dumps({"body": "no content type"}).encode(),  # httpx sends none
+        )
+        assert "content-type" not in answer.request.headers
+        missing = client.get(f"{PAGES}/notes/untyped.md")
+    assert answer.status_code == 422
+    assert missing.status_code == 404
+    assert not (server.data_dir / "wiki/default/fastput/notes/untyped.md").exists()

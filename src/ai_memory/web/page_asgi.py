@@ -104,9 +104,12 @@ def _route(scope: Scope) -> tuple[str, str, str] | None:
 
 
 def _json_content(scope: Scope) -> bool:
-    """Whether FastAPI would read the body as JSON: no content type, or a JSON one."""
+    """Whether FastAPI would read the body as JSON: a JSON content type (with none, its
+    strict content-type check refuses the body, so the route answers that case)."""
     values = [v for k, v in scope["headers"] if k == b"content-type"]
-    if not values or values[0] == b"application/json":
+    if not values:
+        return False
+    if values[0] == b"application/json":
         return True
     header = MimeHeader()
     header["content-type"] = values[0].decode("latin-1")
