@@ -5,7 +5,10 @@ temp file is created when it is staged, and written and fsynced on a pool thread
 from then on, so its disk wait overlaps the rest of the batch's work; at publish
 the batch waits for them, renames in command order and fsyncs each directory once
 — all before the batch's COMMIT, so a file always lands before the index row that
-describes it.
+describes it. Inside :meth:`FileStage.deferred_opens` even the temp file is created
+on the pool thread (creating a file costs the kernel more than writing 2 KB to it);
+a file that could not be created then shows in :meth:`FileStage.check_since`, so
+the writer can run the commands again with their files created at once.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import contextlib
 import errno
 import os
 import secrets
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,11 +61,26 @@ class FileStage:
     def __init__(self, sync_threads: int = 8) -> None:
         self._staged: list[_Staged] = []
         self._pool = ThreadPoolExecutor(sync_threads, thread_name_prefix="ai-memory-fsync")
+        self._deferred = False
+
+    @contextlib.contextmanager
+    def deferred_opens(self) -> Iterator[None]:
+        """Create temp files on the pool thread too, while this lasts."""
+        self._deferred = True
+        try:
+            yield
+        finally:
+            self._deferred = False
 
     def write(self, path: Path, data: bytes) -> None:
         """Stage ``data`` for ``path``; a path that cannot hold a file fails here, in its own
-        command, rather than at publish time where it would fail the whole batch."""
+        command, rather than at publish time where it would fail the whole batch (with
+        opens deferred, it fails in :meth:`check_since`)."""
         _check_target(path)
+        if self._deferred:
+            temp = _temp_name(path)
+            self._staged.append(_Staged(path, temp, self._pool.submit(_create, temp, data)))
+            return
         try:
             temp, handle = _open_temp(path)
         except (NotADirectoryError, FileExistsError) as exc:
@@ -78,6 +97,12 @@ class FileStage:
 
     def mark(self) -> int:
         return len(self._staged)
+
+    def check_since(self, mark: int) -> None:
+        """Wait for the files staged since ``mark``; raise the first one's failure."""
+        for item in self._staged[mark:]:
+            if item.synced is not None:
+                item.synced.result()
 
     def discard_since(self, mark: int) -> None:
         """Forget what a failed command staged."""
@@ -150,9 +175,7 @@ def _open_temp(path: Path) -> tuple[Path, BinaryIO]:
     """A new temp file beside ``path``, its folders made first if missing; the temp name's
     prefix and token count against the filesystem's name limit too (core/paths.py keeps
     page names short enough for both)."""
-    temp = path.parent / f"{TEMP_PREFIX}{path.name}.{secrets.token_hex(TEMP_TOKEN_HEX // 2)}"
-    if len(os.fsencode(temp.name)) > MAX_NAME_BYTES:
-        raise InvalidPath(f"file name {path.name[:40]!r}... is too long for the filesystem")
+    temp = _temp_name(path)
     try:
         try:
             return temp, open(temp, "xb")  # closed by _fill or _forget
@@ -163,6 +186,23 @@ def _open_temp(path: Path) -> tuple[Path, BinaryIO]:
         if exc.errno == errno.ENAMETOOLONG:
             raise InvalidPath(f"file path of {path.name[:40]!r} is too long") from exc
         raise
+
+
+def _temp_name(path: Path) -> Path:
+    temp = path.parent / f"{TEMP_PREFIX}{path.name}.{secrets.token_hex(TEMP_TOKEN_HEX // 2)}"
+    if len(os.fsencode(temp.name)) > MAX_NAME_BYTES:
+        raise InvalidPath(f"file name {path.name[:40]!r}... is too long for the filesystem")
+    return temp
+
+
+def _create(temp: Path, data: bytes) -> None:
+    """Create, write, fsync and close a temp file (on a pool thread)."""
+    try:
+        handle = open(temp, "xb")  # noqa: SIM115 (closed by _fill)
+    except FileNotFoundError:
+        temp.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(temp, "xb")  # noqa: SIM115
+    _fill(handle, data)
 
 
 def _fill(handle: BinaryIO, data: bytes) -> None:
@@ -190,5 +230,5 @@ def _fsync_file(path: Path) -> None:
 
 
 def _discard(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         path.unlink()

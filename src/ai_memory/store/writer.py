@@ -7,6 +7,14 @@ not undo its neighbours (group commit); a command alone in its transaction needs
 no savepoint, its failure rolls the transaction back. A caller's future resolves only after
 the COMMIT, so a result means the data is durable.
 
+A savepoint per command is not free: releasing one makes the full-text index
+flush the terms it holds, which cost a page write more than its FTS insert. So
+neighbouring :class:`Rerunnable` commands (their only effects are on the
+connection and in ``writer.files``) share one savepoint, and their files are
+created on the sync threads; if any of them fails, that run is rolled back and
+run again command by command, each in its own savepoint with its files created
+at once, so a bad command still fails alone and its neighbours still commit.
+
 Commands stage file changes through ``writer.files`` (only from inside a
 command); they are made durable and published just before the COMMIT.
 
@@ -32,7 +40,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ai_memory.core.errors import Saturated, Unavailable
 from ai_memory.store.checkpoint import Checkpointer
@@ -54,6 +62,18 @@ class _Job:
     submitted: float = 0.0  # perf_counter() at submit, for the queue wait
     # The submitter's context: the command runs in it, so it knows who it acts for.
     context: contextvars.Context = field(default_factory=contextvars.copy_context)
+
+
+@dataclass(frozen=True, slots=True)
+class Rerunnable(Generic[T]):
+    """A command that may run twice: what it does besides its SQL and the files it stages
+    through ``writer.files`` (both undone on failure) is nothing, so after a rollback the
+    writer can run it again in a savepoint of its own. Page writes are such commands."""
+
+    run: Command[T]
+
+    def __call__(self, conn: sqlite3.Connection) -> T:
+        return self.run(conn)
 
 
 _STOP = object()
@@ -218,7 +238,7 @@ class Writer:
         try:
             conn.execute("BEGIN IMMEDIATE")
             began = time.perf_counter()
-            if len(batch) == 1:
+            if len(batch) == 1 and not isinstance(batch[0].command, Rerunnable):
                 # Alone in its transaction, a command needs no savepoint: if it fails, the
                 # transaction is rolled back whole (nothing else was in it).
                 outcome = self._run_alone(conn, batch[0])
@@ -226,8 +246,11 @@ class Writer:
                     return [outcome]
                 outcomes.append(outcome)
             else:
-                for job in batch:
-                    outcomes.append(self._run_one(conn, job))
+                for run in _runs(batch):
+                    shared = isinstance(run[0].command, Rerunnable)
+                    outcomes += (
+                        self._run_shared(conn, run) if shared else [self._run_one(conn, run[0])]
+                    )
             # Files land before the rows that describe them commit.
             self.files.publish()
             conn.execute("COMMIT")
@@ -254,8 +277,34 @@ class Writer:
                 conn.execute("ROLLBACK")
             return False, exc
 
-    def _run_one(self, conn: sqlite3.Connection, job: _Job) -> tuple[bool, Any]:
-        self.waits.record(time.perf_counter() - job.submitted)
+    def _run_shared(self, conn: sqlite3.Connection, run: list[_Job]) -> list[tuple[bool, Any]]:
+        """Rerunnable commands under one savepoint; on any failure, again one by one."""
+        now = time.perf_counter()
+        for job in run:
+            self.waits.record(now - job.submitted)
+        conn.execute("SAVEPOINT shared")
+        mark = self.files.mark()
+        values: list[Any] = []
+        try:
+            with self.files.deferred_opens():
+                for job in run:
+                    values.append(job.context.run(job.command, conn))
+            self.files.check_since(mark)  # a file that could not be created fails the run
+        except Exception as exc:
+            self.files.discard_since(mark)
+            conn.execute("ROLLBACK TO shared")
+            conn.execute("RELEASE shared")
+            if len(run) == 1 and len(values) == 0:
+                return [(False, exc)]  # it failed by itself: running it again would too
+            return [self._run_one(conn, job, recorded=True) for job in run]
+        conn.execute("RELEASE shared")
+        return [(True, value) for value in values]
+
+    def _run_one(
+        self, conn: sqlite3.Connection, job: _Job, *, recorded: bool = False
+    ) -> tuple[bool, Any]:
+        if not recorded:
+            self.waits.record(time.perf_counter() - job.submitted)
         conn.execute("SAVEPOINT command")
         mark = self.files.mark()
         try:
@@ -267,6 +316,22 @@ class Writer:
             return False, exc
         conn.execute("RELEASE command")
         return True, value
+
+
+def _runs(batch: list[_Job]) -> Iterator[list[_Job]]:
+    """The batch in order, cut into runs of neighbouring rerunnable commands and single
+    other commands."""
+    run: list[_Job] = []
+    for job in batch:
+        if isinstance(job.command, Rerunnable):
+            run.append(job)
+            continue
+        if run:
+            yield run
+            run = []
+        yield [job]
+    if run:
+        yield run
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from ai_memory.core.kinds import KINDS, TIERS
 from ai_memory.core.page import WriteResult
 from ai_memory.store import pages
 from ai_memory.store.readers import ReaderPool
-from ai_memory.store.writer import Writer
+from ai_memory.store.writer import Rerunnable, Writer
 from ai_memory.wiki.document import build_document, complete_frontmatter
 from ai_memory.wiki.frontmatter import block_bytes, parse_file, parse_markdown
 from ai_memory.wiki.git import GitCheckpointer
@@ -164,7 +164,7 @@ class Wiki:
             self.writer.files.write(self.file_path(ref), doc.text.encode("utf-8"))
             return _result(ref, page_id, version, changed=True, created=current is None)
 
-        return command
+        return Rerunnable(command)
 
     def _absorb_hand_edit(
         self, conn: sqlite3.Connection, ref: PageRef, current: sqlite3.Row | None, now: str
