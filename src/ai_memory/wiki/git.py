@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ai_memory.store.files import TEMP_PREFIX
-from ai_memory.wiki.git_pack import blob_id, write_pack
+from ai_memory.wiki.git_index import stage
 
 if TYPE_CHECKING:
     import pygit2
@@ -55,6 +54,7 @@ class GitCheckpointer:
         self._cond = threading.Condition()
         self._git_lock = threading.Lock()
         self._stopping = False
+        self._stopped = threading.Event()  # ends the wait between two commits
         self._thread: threading.Thread | None = None
         self._repo: pygit2.Repository | None = None
         self.commits = 0
@@ -69,13 +69,18 @@ class GitCheckpointer:
         self._thread.start()
 
     def notify(self, *relpaths: str) -> None:
+        """Note paths for the next commit. Only the first path since a commit wakes the
+        thread: under a stream of writes it is waiting out the interval, not woken by each."""
         with self._cond:
+            idle = not self._pending
             self._pending.update(relpaths)
-            self._cond.notify()
+            if idle:
+                self._cond.notify()
 
     def stop(self) -> None:
         with self._cond:
             self._stopping = True
+            self._stopped.set()
             self._cond.notify()
         if self._thread is not None:
             self._thread.join()
@@ -109,8 +114,7 @@ class GitCheckpointer:
                 if self._stopping:
                     return
             self._commit(self._take(), "checkpoint")
-            with self._cond:  # at most one commit per interval; a stop ends the wait
-                self._cond.wait_for(lambda: self._stopping, timeout=self.interval)
+            self._stopped.wait(self.interval)  # at most one commit per interval
 
     def _open(self) -> pygit2.Repository:
         """The repository; called with the git lock held."""
@@ -139,15 +143,9 @@ class GitCheckpointer:
     def _commit_paths(self, repo: pygit2.Repository, paths: list[str], message: str) -> None:
         import pygit2
 
-        if len(paths) >= PACK_AT:
-            self._pack_blobs(repo, paths)
         index = repo.index
         index.read()
-        for path in paths:
-            if (self.root / path).is_file():
-                index.add(path)
-            elif path in index:
-                index.remove(path)
+        stage(repo, self.root, paths, pack=len(paths) >= PACK_AT)
         index.write()
         tree = index.write_tree()
         head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)
@@ -159,23 +157,6 @@ class GitCheckpointer:
         summary = f"{message}: {len(paths)} page{'s' if len(paths) != 1 else ''}"
         repo.create_commit("HEAD", signature, signature, f"{summary}\n\n{listed}\n", tree, parents)
         self.commits += 1
-
-    def _pack_blobs(self, repo: pygit2.Repository, paths: list[str]) -> None:
-        """Store the files' new blobs as one pack, so that adding them writes no object."""
-        import pygit2
-
-        odb = repo.odb
-
-        def blobs() -> Iterator[bytes]:
-            for path in paths:
-                try:
-                    data = (self.root / path).read_bytes()
-                except OSError:
-                    continue  # gone, or a folder: adding it reports what it is
-                if not odb.exists(pygit2.Oid(raw=blob_id(data))):
-                    yield data
-
-        write_pack(Path(repo.path) / "objects", blobs())
 
 
 def commit_uncommitted(root: str, author: str, email: str) -> str | None:

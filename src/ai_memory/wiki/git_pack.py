@@ -29,6 +29,15 @@ def blob_id(data: bytes) -> bytes:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).digest()
 
 
+def _deflate(data: bytes) -> bytes:
+    """``zlib.compress(data, LEVEL)`` with a window no larger than the data: the same
+    bytes out for a page, at a fraction of the CPU (zlib's full 32 KB window and tables
+    cost more to set up than a 2 KB page costs to compress). Any zlib reader accepts it."""
+    window = min(15, max(9, (len(data) - 1).bit_length()))
+    compressor = zlib.compressobj(LEVEL, zlib.DEFLATED, window)
+    return compressor.compress(data) + compressor.flush()
+
+
 def _header(kind: int, size: int) -> bytes:
     """The object's type and size: 4 bits of size in the first byte, 7 in each next."""
     out = bytearray([(kind << 4) | (size & 0x0F)])
@@ -60,7 +69,7 @@ def write_pack(objects_dir: Path, blobs: Iterable[bytes]) -> tuple[Path, int] | 
                 oid = blob_id(data)
                 if oid in entries:
                     continue
-                record = _header(BLOB, len(data)) + zlib.compress(data, LEVEL)
+                record = _header(BLOB, len(data)) + _deflate(data)
                 entries[oid] = (zlib.crc32(record), offset)
                 out.write(record)
                 offset += len(record)
