@@ -8,6 +8,10 @@ separators and the byte-order mark; they part ways on control characters,
 escapes of other characters and line breaks (libyaml escapes what PyYAML quotes
 and folds), so frontmatter holding any of those is left to PyYAML. Files stay
 byte for byte what they were.
+
+The commonest frontmatter (keys that are plain words; values that are printable
+ASCII strings, lists of them, booleans, integers or null) does not need an
+emitter at all: :mod:`ai_memory.wiki.yaml_plain` writes it directly, the same text.
 """
 
 from __future__ import annotations
@@ -17,12 +21,17 @@ from typing import Any
 
 import yaml
 
+from ai_memory.wiki.yaml_plain import plain_dump
+
 _EMITS_ALIKE = re.compile(r"[\x20-\x7e\u00a1-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]*")
 _FAST: Any = getattr(yaml, "CSafeDumper", None)
 
 
 def dump(data: dict[str, Any]) -> str:
     """``data`` as block YAML, keys in their order, Unicode kept, lines never folded."""
+    plain = plain_dump(data)
+    if plain is not None:
+        return plain
     dumper = _FAST if _FAST is not None and _alike(data) else yaml.SafeDumper
     return dump_with(data, dumper)
 
