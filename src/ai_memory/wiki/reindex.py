@@ -28,7 +28,8 @@ from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.page import PageDocument
 from ai_memory.store import pages
 from ai_memory.store.stamps import Key, Stamp, Stat, latest_with_stamps, record
-from ai_memory.wiki.parse import Chunk, Outcome, digest, document, parse_chunk, read_bytes
+from ai_memory.wiki.indexed import latest_hashes
+from ai_memory.wiki.parse import Chunk, Outcome, digest, document, parse_chunk
 from ai_memory.wiki.wiki import Wiki
 
 if TYPE_CHECKING:
@@ -216,28 +217,42 @@ def _settle(entry: tuple[Future[ReconcileReport], int], report: ReconcileReport)
 
 
 def reconcile_paths(wiki: Wiki, relpaths: list[str]) -> ReconcileReport:
-    """Re-derive the given files (relative to the wiki root): index edits, drop deletions."""
+    """Re-derive the given files (relative to the wiki root): index edits, drop deletions.
+
+    The index is read once for all of them, before any file is read: a write that
+    lands in between is newer than what was read, and must not be undone. A file that
+    hashes to what the index holds (the server's own write, above all) ends there.
+    """
     report = ReconcileReport()
+    root = str(wiki.root)
+    keys = {relpath: _split_key(relpath) for relpath in relpaths}
+    indexed = wiki.readers.read(partial(latest_hashes, keys=filter(None, keys.values())))
     present: list[tuple[PageRef, PageDocument]] = []
     missing: list[PageRef] = []
     read_at: dict[PageRef, int | None] = {}
-    for relpath in relpaths:
-        ref = _ref_for(relpath, report)
-        if ref is None:
-            continue
-        # The version the file is compared against is noted before the file is read: a
-        # write that lands in between is newer than what was read, and must not be undone.
-        read_at[ref], indexed_hash = wiki.readers.read(partial(_latest, ref=ref))
-        file = wiki.root / relpath
-        if not file.is_file():
+    for relpath, key in keys.items():
+        known = indexed.get(key) if key is not None else None
+        ref: PageRef | None = PageRef(*key) if known is not None and key is not None else None
+        if ref is None:  # not indexed under that name: a path to check first
+            if (ref := _ref_for(relpath, report)) is None:
+                continue
+            if _key(ref) != key:  # named differently on disk than in the index
+                found = wiki.readers.read(partial(latest_hashes, keys=[_key(ref)]))
+                known = found.get(_key(ref))
+        read_at[ref], indexed_hash = known if known is not None else (None, None)
+        try:
+            with open(os.path.join(root, relpath), "rb") as file:
+                data = file.read()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             missing.append(ref)
             continue
-        data = read_bytes(ref, file, report.warnings)
-        if data is not None and digest(data) == indexed_hash:
+        except OSError as exc:
+            report.warnings.append(f"skipped {relpath}: {exc}")
+            continue
+        if digest(data) == indexed_hash:
             report.unchanged += 1  # the server's own write, or an edit already indexed
             continue
-        doc = None if data is None else document(ref, data, report.warnings)
-        if doc is not None:
+        if (doc := document(ref, data, report.warnings)) is not None:
             present.append((ref, doc))
     report.files = len(present)
     if present:
@@ -250,16 +265,9 @@ def reconcile_paths(wiki: Wiki, relpaths: list[str]) -> ReconcileReport:
     return report
 
 
-def indexed_under(wiki: Wiki, prefix: str) -> list[str]:
-    """Wiki-relative paths of the latest pages beneath the folder ``prefix``."""
-    head = prefix.rstrip("/") + "/"
-
-    def query(conn: sqlite3.Connection) -> list[str]:
-        rows = conn.execute(pages.ALL_LATEST).fetchall()
-        relpaths = (f"{r['workspace']}/{r['project']}/{r['path']}" for r in rows)
-        return [relpath for relpath in relpaths if relpath.startswith(head)]
-
-    return wiki.readers.read(query)
+def _split_key(relpath: str) -> Key | None:
+    parts = relpath.split("/", 2)
+    return (parts[0], parts[1], parts[2]) if len(parts) == 3 else None
 
 
 def _ref_for(relpath: str, report: ReconcileReport) -> PageRef | None:
@@ -286,11 +294,6 @@ def _delete_refs(
                 report.changed_paths.append(ref.relpath)
 
     return command
-
-
-def _latest(conn: sqlite3.Connection, *, ref: PageRef) -> tuple[int | None, str | None]:
-    row = pages.latest(conn, ref)
-    return (int(row["id"]), str(row["content_hash"])) if row is not None else (None, None)
 
 
 def _apply(

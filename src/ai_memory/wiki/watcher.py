@@ -1,21 +1,27 @@
 """Picking up edits made to the wiki by hand (an editor, Obsidian, ``git pull``).
 
 The watcher re-derives each changed file through the writer. The server's own
-writes need no special casing: by the time the watcher's command runs, the
-write that produced the event has committed, its content hash matches the
-index, and the command does nothing.
+writes are told apart by content, not by who made them: by the time the watcher
+looks, the write that produced the event has committed, the file hashes to what
+the index holds, and nothing more is done for it. That check is what each event
+costs, so it is kept small: a string test drops the events of hidden files (the
+writer's temp files, ``.git``), and the index is read once for a whole batch of
+events (``reconcile_paths``), not once per file.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
 import watchfiles
 
-from ai_memory.wiki.reindex import indexed_under, reconcile_paths
+from ai_memory.wiki.indexed import indexed_under
+from ai_memory.wiki.reindex import reconcile_paths
 from ai_memory.wiki.wiki import Wiki
 
 log = logging.getLogger(__name__)
@@ -39,10 +45,11 @@ class WikiWatcher:
 
     def _run(self) -> None:
         root = self.wiki.root
+        visible = _visible_under(root)
         try:
             for changes in watchfiles.watch(
                 root,
-                watch_filter=lambda change, path: _visible(root, path),
+                watch_filter=lambda change, path: visible(path),
                 debounce=self.debounce_ms,
                 stop_event=self._stop,
                 raise_interrupt=False,
@@ -54,18 +61,22 @@ class WikiWatcher:
     def _pages_touched(self, paths: Iterable[str]) -> list[str]:
         """Page files named by the events; a folder event (a rename, a move, a removal)
         stands for every page on disk or in the index beneath it."""
-        root = self.wiki.root
+        cut = len(str(self.wiki.root)) + 1
         touched: set[str] = set()
-        for path in map(Path, paths):
-            relative = path.relative_to(root).as_posix()
+        for path in paths:
+            relative = path[cut:].replace(os.sep, "/")
             if relative.endswith(".md"):
                 touched.add(relative)
                 continue
-            if path.is_dir():
+            folder = Path(path)
+            if folder.is_dir():
+                visible = _visible_under(self.wiki.root)
                 touched.update(
-                    f.relative_to(root).as_posix() for f in path.rglob("*.md") if _visible(root, f)
+                    f.relative_to(self.wiki.root).as_posix()
+                    for f in folder.rglob("*.md")
+                    if visible(str(f))
                 )
-            touched.update(indexed_under(self.wiki, relative))
+            touched.update(self.wiki.readers.read(partial(indexed_under, folder=relative)))
         return sorted(touched)
 
     def _apply(self, relpaths: list[str]) -> None:
@@ -82,10 +93,20 @@ class WikiWatcher:
             log.info("indexed %d page(s) edited outside ai-memory", report.changed)
 
 
-def _visible(root: Path, path: str | Path) -> bool:
-    """Not inside a hidden folder of the wiki (``.git``, ``.obsidian``, temp files)."""
-    try:
-        parts = Path(path).relative_to(root).parts
-    except ValueError:
-        return False
-    return bool(parts) and not any(part.startswith(".") for part in parts)
+def _visible_under(root: Path) -> Callable[[str], bool]:
+    """A test of a path the watcher reports: beneath ``root`` and not inside a hidden
+    folder of the wiki nor a hidden file (``.git``, ``.obsidian``, the writer's temp
+    files). String tests only: it runs for every event, several per page written."""
+    head = str(root) + os.sep
+    hidden = os.sep + "."
+    cut = len(head)
+
+    def visible(path: str) -> bool:
+        return (
+            path.startswith(head)
+            and len(path) > cut
+            and path[cut] != "."
+            and hidden not in path[cut:]
+        )
+
+    return visible
