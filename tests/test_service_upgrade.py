@@ -36,7 +36,11 @@ def previous_release_data_dir(root: Path) -> Path:
             conn.execute(statement)
         conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (number, NOW))
     conn.execute("INSERT INTO workspaces VALUES ('default', ?)", (NOW,))
-    conn.execute("INSERT INTO projects VALUES ('default', 'shop', NULL, ?)", (NOW,))
+    conn.execute(
+        "INSERT INTO projects (workspace, name, remote, created_at)"
+        " VALUES ('default', 'shop', NULL, ?)",
+        (NOW,),
+    )
     conn.execute(
         "INSERT INTO sessions (workspace, project, session_id, agent, started_at, last_event_at)"
         " VALUES ('default', 'shop', 'old-1', 'codex', ?, ?)",

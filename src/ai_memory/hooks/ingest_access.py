@@ -22,19 +22,26 @@ if TYPE_CHECKING:
 # Every project's row of one session id, the first stored first (index sessions_by_id):
 # a session id belongs to whoever stored it first, in whichever project.
 SESSION_ROWS = """
-SELECT workspace, project, owner FROM sessions WHERE session_id = ? ORDER BY started_at, id
+SELECT id, workspace, project, owner, ended_at IS NULL AND end_reason IS NULL AS open
+FROM sessions WHERE session_id = ? ORDER BY started_at, id
 """
+SessionKey = tuple[str, str, str]  # (workspace, project, session_id)
 
 
 def refusals(
-    conn: sqlite3.Connection, events: Sequence[HookEvent], who: Principal
+    conn: sqlite3.Connection,
+    events: Sequence[HookEvent],
+    who: Principal,
+    open_rows: dict[SessionKey, int] | None = None,
 ) -> dict[int, str]:
     """Why each refused event (by index) may not be stored; empty when all may.
 
     One lookup per session (its unique index): the operator's path reads no grants. Keyed
-    by names, not by :class:`Scope`: a batch's hundreds of events hash plain strings."""
+    by names, not by :class:`Scope`: a batch's hundreds of events hash plain strings.
+    ``open_rows`` gets the row id of each session found open in its project (the same
+    read), which a later event only moves forward."""
     writable: dict[tuple[str, str, Scope | None], str | None] = {}
-    owners: dict[tuple[str, str, str], str | None] = {}
+    owners: dict[SessionKey, str | None] = {}
     refused: dict[int, str] = {}
     for index, event in enumerate(events):
         scope, asked = event.scope, event.asked
@@ -43,7 +50,7 @@ def refusals(
             writable[target] = _write_problem(conn, who, scope, asked)
         key = (scope.workspace, scope.project, event.observation.session_id)
         if key not in owners:
-            owners[key] = _session_problem(conn, who, scope, key[2])
+            owners[key] = _session_problem(conn, who, scope, key[2], open_rows)
         problem = writable[target] or owners[key]
         if problem is not None:
             refused[index] = problem
@@ -61,13 +68,19 @@ def _write_problem(
 
 
 def _session_problem(
-    conn: sqlite3.Connection, who: Principal, scope: Scope, session_id: str
+    conn: sqlite3.Connection,
+    who: Principal,
+    scope: Scope,
+    session_id: str,
+    open_rows: dict[SessionKey, int] | None = None,
 ) -> str | None:
     """Refused when another user stored ``session_id`` first (in any project), or holds
     its row in ``scope``: a session id read off a page cannot be taken into a second
     project. The other project is not named (it may be one ``who`` may not read)."""
     rows = conn.execute(SESSION_ROWS, (session_id,)).fetchall()
     here = [r for r in rows if (r["workspace"], r["project"]) == (scope.workspace, scope.project)]
+    if open_rows is not None and here and here[0]["open"]:
+        open_rows[(scope.workspace, scope.project, session_id)] = here[0]["id"]
     if here and not who.owns(here[0]["owner"]):
         return f"session {session_id} in {scope} is another user's: {who.name!r} may not add to it"
     if rows and not who.owns(rows[0]["owner"]):

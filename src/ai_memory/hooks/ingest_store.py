@@ -45,6 +45,11 @@ ON CONFLICT (workspace, project, session_id) DO UPDATE SET
     end_reason = excluded.end_reason,
     page_id = CASE WHEN excluded.ended_at IS NULL THEN sessions.page_id END
 """
+PROJECT_REMOTE = "SELECT remote FROM projects WHERE workspace = ? AND name = ?"
+# What UPSERT_SESSION does to a row that is open (no end, no reason) for an event that
+# does not end it, without assigning the end columns: an index over a column a statement
+# assigns is rewritten even when its value stays the same (sessions_open, one WAL page).
+TOUCH_SESSION = "UPDATE sessions SET last_event_at = ?, cwd = coalesce(cwd, ?) WHERE id = ?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +80,8 @@ def store_command(
         now = clock()
         caller = who or acting()
         owner = caller.owner
-        refused = refusals(conn, events, caller)
+        open_rows: dict[tuple[str, str, str], int] = {}
+        refused = refusals(conn, events, caller, open_rows)
         known = _projects(conn, [e for i, e in enumerate(events) if i not in refused], now)
         outcomes: list[IngestOutcome] = []
         # Per session: its last event here and when its first one happened.
@@ -101,7 +107,15 @@ def store_command(
             sessions[key] = (event, at if seen is None else seen[1])
             outcomes.append(ENDED if obs.kind == "session-end" else STORED)
         conn.executemany(INSERT_OBSERVATION_FTS, fts_rows)
-        rows = [(*_session_row(e, now, started), owner) for e, started in sessions.values()]
+        rows: list[tuple[object, ...]] = []
+        touched: list[tuple[object, ...]] = []
+        for key, (event, started) in sessions.items():
+            row_id = open_rows.get(key)
+            if row_id is not None and event.observation.kind != "session-end":
+                touched.append((event.occurred_at or now, event.cwd, row_id))
+            else:
+                rows.append((*_session_row(event, now, started), owner))
+        conn.executemany(TOUCH_SESSION, touched)
         conn.executemany(UPSERT_SESSION, rows)
         return outcomes
 
@@ -120,13 +134,16 @@ def _projects(
     known: set[tuple[str, str]] = set()
     for key, mine in by_scope.items():
         scope = mine[0].scope
-        if any(event.observation.kind in WORK_KINDS for event in mine):
+        # One read for the usual case, a project that exists with its remote recorded:
+        # the inserts and the update below would change nothing.
+        found = conn.execute(PROJECT_REMOTE, key).fetchone()
+        if found is None:
+            if not any(event.observation.kind in WORK_KINDS for event in mine):
+                continue
             pages.ensure_project(conn, scope, now)
-        elif not pages.project_exists(conn, scope):
-            continue
         known.add(key)
         remote = next((event.remote for event in mine if event.remote), None)
-        if remote is not None:
+        if remote is not None and (found is None or found[0] is None):
             pages.set_project_remote(conn, scope, remote)
     return known
 

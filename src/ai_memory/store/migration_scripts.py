@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from ai_memory.store.migration_scripts_ingest import INGEST_MIGRATIONS
 from ai_memory.store.migration_scripts_team import TEAM_MIGRATIONS
 
 # The FTS tokenizer keeps identifiers and paths whole (``_ - / .`` are token
@@ -327,4 +328,5 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     """,
     *TEAM_MIGRATIONS,
+    *INGEST_MIGRATIONS,
 ]
