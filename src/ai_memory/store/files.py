@@ -18,29 +18,30 @@ import errno
 import os
 import secrets
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from ai_memory.core.errors import Conflict, InvalidPath
 from ai_memory.core.paths import MAX_NAME_BYTES, TEMP_PREFIX, TEMP_TOKEN_HEX
+from ai_memory.store.sync_threads import Done, SyncThreads
 
 __all__ = ["TEMP_PREFIX", "FileStage", "atomic_write", "fsync_dir", "remove_temp_files"]
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    temp = _write_temp(path, data)
+    target = os.fspath(path)
+    temp = _write_temp(target, data)
     try:
         _fsync_file(temp)
-        os.replace(temp, path)
+        os.replace(temp, target)
     except BaseException:
         _discard(temp)
         raise
-    fsync_dir(path.parent)
+    fsync_dir(os.path.dirname(target))
 
 
-def fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: str | Path) -> None:
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -50,9 +51,9 @@ def fsync_dir(directory: Path) -> None:
 
 @dataclass(frozen=True, slots=True)
 class _Staged:
-    target: Path
-    temp: Path | None  # None: delete the target
-    synced: Future[None] | None = None  # the temp file written and fsynced
+    target: str
+    temp: str | None  # None: delete the target
+    synced: Done | None = None  # the temp file written and fsynced
 
 
 class FileStage:
@@ -60,7 +61,7 @@ class FileStage:
 
     def __init__(self, sync_threads: int = 8) -> None:
         self._staged: list[_Staged] = []
-        self._pool = ThreadPoolExecutor(sync_threads, thread_name_prefix="ai-memory-fsync")
+        self._pool = SyncThreads(sync_threads, "ai-memory-fsync")
         self._deferred = False
 
     @contextlib.contextmanager
@@ -75,25 +76,31 @@ class FileStage:
     def write(self, path: Path, data: bytes) -> None:
         """Stage ``data`` for ``path``; a path that cannot hold a file fails here, in its own
         command, rather than at publish time where it would fail the whole batch (with
-        opens deferred, it fails in :meth:`check_since`)."""
-        _check_target(path)
+        opens deferred, it fails in :meth:`check_since`). Paths are handled as text here:
+        ``pathlib`` cost more than the system calls."""
+        target = os.fspath(path)
         if self._deferred:
-            temp = _temp_name(path)
-            self._staged.append(_Staged(path, temp, self._pool.submit(_create, temp, data)))
+            temp = _temp_name(target)
+            self._staged.append(
+                _Staged(target, temp, self._pool.submit(_create, target, temp, data))
+            )
             return
+        _check_target(target)
         try:
-            temp, handle = _open_temp(path)
+            temp, handle = _open_temp(target)
         except (NotADirectoryError, FileExistsError) as exc:
             raise Conflict(f"cannot write {path.name}: part of its folder path is a file") from exc
-        self._staged.append(_Staged(path, temp, self._pool.submit(_fill, handle, data)))
+        self._staged.append(_Staged(target, temp, self._pool.submit(_fill, handle, data)))
 
     def delete(self, path: Path) -> None:
-        _check_target(path)
-        self._staged.append(_Staged(path, None))
+        target = os.fspath(path)
+        _check_target(target)
+        self._staged.append(_Staged(target, None))
 
     def is_staged(self, path: Path) -> bool:
         """Whether this batch already holds a change to ``path`` (not on disk yet)."""
-        return any(item.target == path for item in self._staged)
+        target = os.fspath(path)
+        return any(item.target == target for item in self._staged)
 
     def mark(self) -> int:
         return len(self._staged)
@@ -120,15 +127,15 @@ class FileStage:
             for item in staged:
                 if item.synced is not None:
                     item.synced.result()
-            directories: set[Path] = set()
+            directories: set[str] = set()
             for item in staged:
                 if item.temp is not None:
                     os.replace(item.temp, item.target)
                 else:
                     with contextlib.suppress(FileNotFoundError):
-                        item.target.unlink()
-                directories.add(item.target.parent)
-            list(self._pool.map(fsync_dir, directories))
+                        os.unlink(item.target)
+                directories.add(os.path.dirname(item.target))
+            self._pool.run_all(fsync_dir, list(directories))
         except BaseException:
             for item in staged:
                 _forget(item)
@@ -136,7 +143,7 @@ class FileStage:
 
     def close(self) -> None:
         self.discard_since(0)
-        self._pool.shutdown()
+        self._pool.close()
 
 
 def remove_temp_files(root: Path) -> int:
@@ -154,14 +161,15 @@ def remove_temp_files(root: Path) -> int:
     return removed
 
 
-def _check_target(path: Path) -> None:
-    if path.is_dir():
-        raise Conflict(f"cannot write {path.name}: a folder of that name is in the way")
+def _check_target(target: str) -> None:
+    if os.path.isdir(target):
+        name = os.path.basename(target)
+        raise Conflict(f"cannot write {name}: a folder of that name is in the way")
 
 
-def _write_temp(path: Path, data: bytes) -> Path:
-    """Stage ``data`` beside ``path`` (written, not yet fsynced)."""
-    temp, handle = _open_temp(path)
+def _write_temp(target: str, data: bytes) -> str:
+    """Stage ``data`` beside ``target`` (written, not yet fsynced)."""
+    temp, handle = _open_temp(target)
     try:
         with handle:
             handle.write(data)
@@ -171,36 +179,40 @@ def _write_temp(path: Path, data: bytes) -> Path:
     return temp
 
 
-def _open_temp(path: Path) -> tuple[Path, BinaryIO]:
-    """A new temp file beside ``path``, its folders made first if missing; the temp name's
-    prefix and token count against the filesystem's name limit too (core/paths.py keeps
-    page names short enough for both)."""
-    temp = _temp_name(path)
+def _open_temp(target: str) -> tuple[str, BinaryIO]:
+    """A new temp file beside ``target``, its folders made first if missing."""
+    temp = _temp_name(target)
     try:
         try:
             return temp, open(temp, "xb")  # closed by _fill or _forget
         except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
             return temp, open(temp, "xb")
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:
-            raise InvalidPath(f"file path of {path.name[:40]!r} is too long") from exc
+            name = os.path.basename(target)
+            raise InvalidPath(f"file path of {name[:40]!r} is too long") from exc
         raise
 
 
-def _temp_name(path: Path) -> Path:
-    temp = path.parent / f"{TEMP_PREFIX}{path.name}.{secrets.token_hex(TEMP_TOKEN_HEX // 2)}"
-    if len(os.fsencode(temp.name)) > MAX_NAME_BYTES:
-        raise InvalidPath(f"file name {path.name[:40]!r}... is too long for the filesystem")
-    return temp
+def _temp_name(target: str) -> str:
+    """The temp file's name beside ``target``: its prefix and token count against the
+    filesystem's name limit too (core/paths.py keeps page names short enough for both)."""
+    folder, name = os.path.split(target)
+    temp = f"{TEMP_PREFIX}{name}.{secrets.token_hex(TEMP_TOKEN_HEX // 2)}"
+    if len(os.fsencode(temp)) > MAX_NAME_BYTES:
+        raise InvalidPath(f"file name {name[:40]!r}... is too long for the filesystem")
+    return os.path.join(folder, temp)
 
 
-def _create(temp: Path, data: bytes) -> None:
-    """Create, write, fsync and close a temp file (on a pool thread)."""
+def _create(target: str, temp: str, data: bytes) -> None:
+    """Create, write, fsync and close a temp file (on a pool thread); a folder where the
+    file goes fails it as in :meth:`FileStage.write`."""
+    _check_target(target)
     try:
         handle = open(temp, "xb")  # noqa: SIM115 (closed by _fill)
     except FileNotFoundError:
-        temp.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(temp), exist_ok=True)
         handle = open(temp, "xb")  # noqa: SIM115
     _fill(handle, data)
 
@@ -216,12 +228,12 @@ def _fill(handle: BinaryIO, data: bytes) -> None:
 def _forget(staged: _Staged) -> None:
     """Remove a staged temp file, once its pool thread is done with it."""
     if staged.synced is not None:
-        staged.synced.exception()  # waits; a failed write is moot once the file goes
+        staged.synced.wait()  # a failed write is moot once the file goes
     if staged.temp is not None:
         _discard(staged.temp)
 
 
-def _fsync_file(path: Path) -> None:
+def _fsync_file(path: str) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -229,6 +241,6 @@ def _fsync_file(path: Path) -> None:
         os.close(fd)
 
 
-def _discard(path: Path) -> None:
+def _discard(path: str | Path) -> None:
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-        path.unlink()
+        os.unlink(path)
