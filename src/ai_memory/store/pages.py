@@ -119,6 +119,9 @@ FROM links l JOIN pages s ON s.id = l.src_id AND s.is_latest = 1
 WHERE l.dst_workspace = ? AND l.dst_project = ? AND l.dst_path = ?
 """
 
+# ``json.dumps`` with any option builds a new encoder at each call.
+_UNICODE_JSON = json.JSONEncoder(ensure_ascii=False).encode
+
 INSERT_AUDIT = """
 INSERT INTO audit_log (at, actor, action, workspace, project, path, detail, user_name)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -126,6 +129,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 
 
 def ensure_project(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
+    if project_exists(conn, scope):  # one lookup, where two inserts would be ignored
+        return
     conn.execute(ENSURE_WORKSPACE, (scope.workspace, now))
     creator = principal.creator(acting(), scope.project)  # never a user for _global
     conn.execute(ENSURE_PROJECT, (scope.workspace, scope.project, now, creator))
@@ -153,10 +158,20 @@ def latest(conn: sqlite3.Connection, ref: PageRef) -> sqlite3.Row | None:
 
 
 def insert_version(
-    conn: sqlite3.Connection, ref: PageRef, doc: PageDocument, *, now: str, actor: str
+    conn: sqlite3.Connection,
+    ref: PageRef,
+    doc: PageDocument,
+    *,
+    now: str,
+    actor: str,
+    last: sqlite3.Row | None = None,
 ) -> tuple[int, int]:
-    """Write ``doc`` as the new latest version of ``ref``; return (page_id, version)."""
-    last = conn.execute(LAST_VERSION, (ref.workspace, ref.project, ref.path)).fetchone()
+    """Write ``doc`` as the new latest version of ``ref``; return (page_id, version).
+
+    ``last`` is the latest version when the caller has just read it (the last version
+    there is, as a latest one is never older than another); else it is looked up."""
+    if last is None:
+        last = conn.execute(LAST_VERSION, (ref.workspace, ref.project, ref.path)).fetchone()
     previous_id: int | None = None
     version = 1
     if last is not None:
@@ -175,10 +190,10 @@ def insert_version(
             doc.title,
             doc.kind,
             doc.tier,
-            json.dumps(list(doc.tags)),
+            json.dumps(list(doc.tags)) if doc.tags else "[]",
             int(doc.pinned),
             doc.expires_at,
-            json.dumps(doc.frontmatter, ensure_ascii=False),
+            _UNICODE_JSON(doc.frontmatter),
             doc.frontmatter_error,
             doc.body,
             doc.content_hash,

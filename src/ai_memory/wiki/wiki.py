@@ -66,7 +66,7 @@ class Wiki:
         self.clock = clock
 
     def file_path(self, ref: PageRef) -> Path:
-        return self.root / ref.workspace / ref.project / ref.path
+        return self.root.joinpath(ref.workspace, ref.project, ref.path)
 
     # -- writes ---------------------------------------------------------------
 
@@ -127,10 +127,11 @@ class Wiki:
         check_frontmatter(parsed.frontmatter, f"page {ref.path}")
         updates = _check_meta(meta or {})
         check_fields(updates)
+        path = self.file_path(ref)
 
         def command(conn: sqlite3.Connection) -> WriteResult:
             now = self.clock()
-            current = self._absorb_hand_edit(conn, ref, pages.latest(conn, ref), now)
+            current = self._absorb_hand_edit(conn, ref, path, pages.latest(conn, ref), now)
             _check_preconditions(ref, current, expected_page_id, create_only)
             if parsed.has_frontmatter or current is None:
                 base = dict(parsed.frontmatter)
@@ -143,14 +144,17 @@ class Wiki:
                 current is not None
                 and current["body"] == parsed.body
                 and (_without_updated(previous) == _without_updated(frontmatter))
-                and self._file_present(ref)
+                and (self.writer.files.is_staged(path) or path.is_file())
             ):
                 return _result(ref, current["id"], current["version"], changed=False, created=False)
             frontmatter["updated"] = now
             doc = build_document(ref, frontmatter, parsed.body)
             check_written(ref.path, doc.text, block_bytes(doc.text), self.max_page_bytes)
-            pages.ensure_project(conn, ref.scope, now)
-            page_id, version = pages.insert_version(conn, ref, doc, now=now, actor=actor)
+            if current is None:  # a page's project exists (its rows' foreign key says so)
+                pages.ensure_project(conn, ref.scope, now)
+            page_id, version = pages.insert_version(
+                conn, ref, doc, now=now, actor=actor, last=current
+            )
             pages.audit(
                 conn,
                 now=now,
@@ -161,17 +165,21 @@ class Wiki:
             )
             # The file lands before the transaction commits: a crash in between
             # leaves a file the index re-derives at start, never a row without a file.
-            self.writer.files.write(self.file_path(ref), doc.text.encode("utf-8"))
+            self.writer.files.write(path, doc.text.encode("utf-8"))
             return _result(ref, page_id, version, changed=True, created=current is None)
 
         return Rerunnable(command)
 
     def _absorb_hand_edit(
-        self, conn: sqlite3.Connection, ref: PageRef, current: sqlite3.Row | None, now: str
+        self,
+        conn: sqlite3.Connection,
+        ref: PageRef,
+        path: Path,
+        current: sqlite3.Row | None,
+        now: str,
     ) -> sqlite3.Row | None:
         """A hand edit the watcher has not indexed yet becomes a version of its own first,
         so the write supersedes it (and a precondition sees it) instead of erasing it."""
-        path = self.file_path(ref)
         if current is None or self.writer.files.is_staged(path):
             return current
         try:
@@ -186,12 +194,8 @@ class Wiki:
             return current
         parsed = parse_file(text)
         doc = build_document(ref, parsed.frontmatter, parsed.body, text=text, error=parsed.error)
-        pages.insert_version(conn, ref, doc, now=now, actor="disk")
+        pages.insert_version(conn, ref, doc, now=now, actor="disk", last=current)
         return pages.latest(conn, ref)
-
-    def _file_present(self, ref: PageRef) -> bool:
-        path = self.file_path(ref)
-        return self.writer.files.is_staged(path) or path.is_file()
 
     def delete_page(
         self, ref: PageRef, *, expected_page_id: int | None = None, actor: str = "api"
