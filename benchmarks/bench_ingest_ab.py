@@ -52,6 +52,24 @@ def start(stack: ExitStack, root: Path, name: str, source: Path | None) -> Serve
             os.environ["PYTHONPATH"] = saved
 
 
+def thread_cpu_ms(pid: int) -> tuple[float, float]:
+    """CPU the server's event loop (its main thread) and its other threads (the writer
+    most of all) have used so far, from /proc (Linux): the two halves of an event's path."""
+    tick = os.sysconf("SC_CLK_TCK")
+    loop = rest = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # a thread that ended meanwhile
+        used = (int(fields[11]) + int(fields[12])) * 1000 / tick
+        if task.name == str(pid):
+            loop += used
+        else:
+            rest += used
+    return loop, rest
+
+
 def cases(events: int, batches: int) -> dict[str, tuple[Run, int]]:
     def single(clients: int) -> Run:
         async def run(server: Server, tag: str) -> tuple[float, int]:
@@ -76,6 +94,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--events", type=int, default=1600)
     parser.add_argument("--batches", type=int, default=40)
+    parser.add_argument(
+        "--only", default="", help="run only the cases whose label holds this text, e.g. '1 client'"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         root = Path(tmp)
@@ -88,16 +109,22 @@ def main() -> None:
             asyncio.run(warm_up(server.port, server.token))
         for round_no in range(args.rounds):
             for case, (label, (run, target)) in enumerate(cases(args.events, args.batches).items()):
+                if args.only not in label:
+                    continue
                 for name, server in servers.items():
                     assert server.process is not None
                     cpu = server_cpu_ms(server.process.pid)
+                    loop, rest = thread_cpu_ms(server.process.pid)
                     seconds, count = asyncio.run(run(server, f"r{round_no}c{case}"))
                     cpu = server_cpu_ms(server.process.pid) - cpu
+                    loop_end, rest_end = thread_cpu_ms(server.process.pid)
                     acked[name] += count
                     load = os.getloadavg()[0]
                     print(
                         f"round {round_no + 1}  {label:<22} {name:<10} "
                         f"{count / seconds:8.0f} events/s  {cpu * 1000 / count:7.1f} µs CPU/event"
+                        f" (loop {(loop_end - loop) * 1000 / count:5.1f}, other threads "
+                        f"{(rest_end - rest) * 1000 / count:5.1f})"
                         f"  (target >= {target:,}; load {load:.2f})",
                         flush=True,
                     )

@@ -106,7 +106,8 @@ def store_command(
             seen = sessions.get(key)
             sessions[key] = (event, at if seen is None else seen[1])
             outcomes.append(ENDED if obs.kind == "session-end" else STORED)
-        conn.executemany(INSERT_OBSERVATION_FTS, fts_rows)
+        if fts_rows:
+            conn.executemany(INSERT_OBSERVATION_FTS, fts_rows)
         rows: list[tuple[object, ...]] = []
         touched: list[tuple[object, ...]] = []
         for key, (event, started) in sessions.items():
@@ -115,8 +116,9 @@ def store_command(
                 touched.append((event.occurred_at or now, event.cwd, row_id))
             else:
                 rows.append((*_session_row(event, now, started), owner))
-        conn.executemany(TOUCH_SESSION, touched)
-        conn.executemany(UPSERT_SESSION, rows)
+        for statement, values in ((TOUCH_SESSION, touched), (UPSERT_SESSION, rows)):
+            if values:
+                conn.executemany(statement, values)
         return outcomes
 
     return command
