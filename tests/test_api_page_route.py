@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from ai_memory.core.page import WriteResult
+from ai_memory.web.page_asgi import written
 from tests.conftest import ServerProcess, shared_server
 
 PAGES = "/api/v1/projects/default/fastput/pages"
@@ -111,3 +113,13 @@ def test_a_body_without_a_content_type_is_refused_as_the_route_refuses_it(
     assert answer.status_code == 422
     assert missing.status_code == 404
     assert not (server.data_dir / "wiki/default/fastput/notes/untyped.md").exists()
+
+
+def test_the_answer_is_written_as_the_route_encodes_its_result() -> None:
+    results = [
+        WriteResult(7, 1, "default", "fastput", "notes/a.md", changed=True, created=True),
+        WriteResult(2**40, 12, "w", "p", 'caf\u00e9/"quoted"\\ \u2603\n.md', False, False),
+    ]
+    for result in results:
+        route = json.dumps(result.to_dict(), ensure_ascii=False, separators=(",", ":"))
+        assert written(result) == route.encode()

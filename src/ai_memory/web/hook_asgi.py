@@ -12,21 +12,17 @@ them. Every other request, and these paths with another method, goes on to FastA
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from urllib.parse import unquote_plus
 
-from ai_memory.core.errors import AiMemoryError, InvalidInput
+from ai_memory.core.errors import InvalidInput
 from ai_memory.core.principal import principal_in
 from ai_memory.hooks.service import HookService, ItemResult
-from ai_memory.web.errors import ErrorJSON
+from ai_memory.web.asgi_answer import answer, encode_error, failure, read_body
 from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send
-
-log = logging.getLogger(__name__)
 
 ACCEPTED = b'{"status":"accepted","duplicate":false}'
 DUPLICATE = b'{"status":"accepted","duplicate":true}'
-_JSON = (b"content-type", b"application/json")
 
 
 class HookRoutes:
@@ -44,44 +40,16 @@ class HookRoutes:
             await self.app(scope, receive, send)
             return
         try:
-            raw = await _body(receive)
+            raw = await read_body(receive)
             if raw is None:
                 return  # the client left mid-body; nothing to answer
             if path == "/hook":
                 status, body = await _one(service, scope, raw)
             else:
                 status, body = await _batch(service, scope, raw)
-        except AiMemoryError as exc:
-            status, body = exc.http_status, _encode(exc.to_dict())
         except Exception as exc:
-            log.exception("unhandled error on POST %s", path)
-            message = f"internal error: {type(exc).__name__}"
-            status, body = 500, _encode({"error": "internal", "message": message})
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [(b"content-length", str(len(body)).encode()), _JSON],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
-
-
-async def _body(receive: Receive) -> bytes | None:
-    """The whole request body (the body cap outside has bounded it already)."""
-    message = await receive()
-    if message["type"] != "http.request":
-        return None
-    chunk: bytes = message.get("body", b"")
-    if not message.get("more_body", False):
-        return chunk
-    chunks = [chunk]
-    while message.get("more_body", False):
-        message = await receive()
-        if message["type"] != "http.request":
-            return None
-        chunks.append(message.get("body", b""))
-    return b"".join(chunks)
+            status, body = failure(exc, f"POST {path}")
+        await answer(send, status, body)
 
 
 async def _one(service: HookService, scope: Scope, raw: bytes) -> tuple[int, bytes]:
@@ -98,12 +66,12 @@ async def _batch(service: HookService, scope: Scope, raw: bytes) -> tuple[int, b
 
 
 def batch_answer(results: list[ItemResult]) -> bytes:
-    """``{"results": [...]}`` encoded as :func:`_encode` encodes it; an item without an error
+    """``{"results": [...]}`` encoded as :func:`encode_error` encodes it; an item without an error
     (most are) written directly, not walked for text to escape: it holds two numbers."""
     items = [
         f'{{"index":{r.index},"status":{r.status}}}'.encode()
         if r.error is None
-        else _encode(r.to_dict())
+        else encode_error(r.to_dict())
         for r in results
     ]
     return b'{"results":[' + b",".join(items) + b"]}"
@@ -124,12 +92,6 @@ def query_params(raw: bytes) -> dict[str, str]:
             name, value = unquote_plus(name), unquote_plus(value)
         params[name] = value
     return params
-
-
-def _encode(content: object) -> bytes:
-    """JSON as the app's error answers encode it (always encodable)."""
-    body = ErrorJSON(content).body
-    return body if isinstance(body, bytes) else bytes(body)
 
 
 def json_body(raw: bytes, empty: object) -> object:

@@ -13,28 +13,26 @@ FastAPI with the body replayed, so every error answer stays the route's own.
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Callable
 from email.message import Message as MimeHeader
+from json.encoder import encode_basestring as _string
 from typing import Any
 
 from pydantic import ValidationError
 
-from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.identity import Scope as ProjectScope
+from ai_memory.core.page import WriteResult
 from ai_memory.core.principal import Access, principal_in
 from ai_memory.runtime import Runtime
 from ai_memory.store.project_access import authorize
 from ai_memory.web.api import PageWrite
-from ai_memory.web.errors import ErrorJSON
+from ai_memory.web.asgi_answer import answer, failure, read_body
 from ai_memory.web.middleware import ASGIApp, Message, Receive, Scope, Send
-
-log = logging.getLogger(__name__)
 
 # The route's own pattern, as Starlette compiles ``{workspace}/{project}/pages/{path:path}``.
 _PAGE = re.compile(r"^/api/v1/projects/([^/]+)/([^/]+)/pages/(.*)$")
-_JSON = (b"content-type", b"application/json")
+_BOOL = {True: "true", False: "false"}
 
 
 class PageWriteRoute:
@@ -51,7 +49,7 @@ class PageWriteRoute:
         if match is None or runtime is None or not _json_content(scope):
             await self.app(scope, receive, send)
             return
-        raw = await _body(receive)
+        raw = await read_body(receive)
         if raw is None:
             return  # the client left mid-body; nothing to answer
         page = _page(raw)
@@ -61,20 +59,9 @@ class PageWriteRoute:
         workspace, project, path = match
         try:
             status, body = 200, await _write(runtime, scope, workspace, project, path, page)
-        except AiMemoryError as exc:
-            status, body = exc.http_status, _encode(exc.to_dict())
         except Exception as exc:
-            log.exception("unhandled error on PUT %s", scope["path"])
-            message = f"internal error: {type(exc).__name__}"
-            status, body = 500, _encode({"error": "internal", "message": message})
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [(b"content-length", str(len(body)).encode()), _JSON],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+            status, body = failure(exc, f"PUT {scope['path']}")
+        await answer(send, status, body)
 
 
 async def _write(
@@ -93,7 +80,17 @@ async def _write(
         expected_page_id=page.expected_page_id,
         create_only=page.create_only,
     )
-    return json.dumps(result.to_dict(), ensure_ascii=False, separators=(",", ":")).encode()
+    return written(result)
+
+
+def written(result: WriteResult) -> bytes:
+    """``result.to_dict()`` as the route's JSON answer encodes it, written out directly."""
+    return (
+        f'{{"page_id":{result.page_id:d},"version":{result.version:d},'
+        f'"workspace":{_string(result.workspace)},"project":{_string(result.project)},'
+        f'"path":{_string(result.path)},"changed":{_BOOL[result.changed]},'
+        f'"created":{_BOOL[result.created]}}}'
+    ).encode()
 
 
 def _route(scope: Scope) -> tuple[str, str, str] | None:
@@ -130,18 +127,6 @@ def _page(raw: bytes) -> PageWrite | None:
         return None
 
 
-async def _body(receive: Receive) -> bytes | None:
-    """The whole request body (the body cap outside has bounded it already)."""
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return None
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
 def _replay(raw: bytes, receive: Receive) -> Receive:
     """A receive that gives the app the body already read, then the connection's own."""
     sent = False
@@ -154,9 +139,3 @@ def _replay(raw: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
-
-
-def _encode(content: object) -> bytes:
-    """JSON as the app's error answers encode it (always encodable)."""
-    body = ErrorJSON(content).body
-    return body if isinstance(body, bytes) else bytes(body)
