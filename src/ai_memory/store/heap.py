@@ -20,3 +20,10 @@ def release_heap() -> None:
     gc.collect()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).malloc_trim(0)
+
+
+def trim_heap() -> None:
+    """``malloc_trim`` alone, for a thread that has just freed a large C structure
+    (libgit2's index of every page), without a full collection's cost."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)

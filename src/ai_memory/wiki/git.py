@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ai_memory.store.files import TEMP_PREFIX
+from ai_memory.store.heap import trim_heap
 from ai_memory.wiki.git_index import stage
 
 if TYPE_CHECKING:
@@ -124,15 +125,27 @@ class GitCheckpointer:
             self._repo = pygit2.Repository(str(self.root))
         return self._repo
 
+    def _close(self) -> None:
+        """Drop the repository, called with the git lock held: its index (tens of MB at
+        100,000 pages) would stay resident between checkpoints; the next one reloads it."""
+        self._repo = None
+        trim_heap()
+
     def _leftovers(self) -> set[str]:
-        return {path for path in self._open().status() if not path.startswith(".")}
+        try:
+            return {path for path in self._open().status() if not path.startswith(".")}
+        finally:
+            self._close()
 
     def _commit(self, paths: set[str], message: str) -> None:
         if not paths:
             return
         try:
             with self._git_lock:
-                self._commit_paths(self._open(), sorted(paths), message)
+                try:
+                    self._commit_paths(self._open(), sorted(paths), message)
+                finally:
+                    self._close()
         except Exception:
             # The files are safe on disk; keep their paths for the next attempt (a user's
             # own git holding index.lock, say) rather than waiting for a restart.
@@ -144,10 +157,15 @@ class GitCheckpointer:
         import pygit2
 
         index = repo.index
-        index.read()
+        index.read(False)  # only if changed on disk: a forced read holds two copies at once
         stage(repo, self.root, paths, pack=len(paths) >= PACK_AT)
-        index.write()
+        # The tree first: write_tree fills the index's tree cache, and writing the index
+        # after it saves that cache, so the next checkpoint rebuilds only the folders it
+        # changed. Written before, the cache of every folder a large commit touched stays
+        # invalid on disk for good, and each checkpoint rebuilds every tree, reading the
+        # header of every blob in the packs (most of a pack resident at 100,000 pages).
         tree = index.write_tree()
+        index.write()
         head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)
         if head is not None and head.tree_id == tree:
             return
