@@ -6,8 +6,9 @@ and hung, for an ordinary event and for SessionStart delivering a handoff and
 a full brief, each beside the bare interpreter (``python -I -S -c pass``, and
 the venv's ``python -c pass``) timed in the same loop, with its ratio to it;
 then /hook throughput (events/s), answer latency (p50/p99) and events per writer
-command at 1, 16 and 64 concurrent clients, and /hook/batch throughput. Every
-acknowledged event is checked to be stored.
+command at 1, 16 and 64 concurrent clients, and /hook/batch throughput, each with
+the server's CPU per event (its event loop's and its other threads', the writer's
+most of all) and the load average. Every acknowledged event is checked to be stored.
 
     python benchmarks/bench_hooks.py [--runs 40] [--events 3000] [--batches 200]
         [--hook-only | --ingest-only]
@@ -302,6 +303,34 @@ async def warm_up(port: int, token: str) -> None:
     conn.close()
 
 
+def thread_cpu_ms(pid: int) -> tuple[float, float]:
+    """CPU the server's event loop (its main thread) and its other threads (the writer
+    most of all) have used so far, from /proc (Linux): the two halves of an event's path."""
+    tick = os.sysconf("SC_CLK_TCK")
+    loop = rest = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # a thread that ended meanwhile
+        used = (int(fields[11]) + int(fields[12])) * 1000 / tick
+        if task.name == str(pid):
+            loop += used
+        else:
+            rest += used
+    return loop, rest
+
+
+def cpu_text(pid: int, before: tuple[float, float], count: int) -> str:
+    """The server's CPU per event since ``before`` (from :func:`thread_cpu_ms`)."""
+    loop, rest = (now - then for now, then in zip(thread_cpu_ms(pid), before, strict=True))
+    per = 1000 / max(count, 1)
+    return (
+        f"server CPU {(loop + rest) * per:5.0f} µs/event "
+        f"(loop {loop * per:.0f}, other threads {rest * per:.0f})"
+    )
+
+
 def ingest_commands(server: Server) -> int:
     """Writer commands the server's single hook events have taken so far."""
     with server.client() as client:
@@ -312,11 +341,15 @@ def bench_ingest(server: Server, events: int, batches: int) -> None:
     asyncio.run(warm_up(server.port, server.token))
     total_acked = 0
     print("/hook, single events (events per writer command: how many concurrent ones shared one):")
+    assert server.process is not None
+    pid = server.process.pid
     for clients in (1, 16, 64):
         before = ingest_commands(server)
+        cpu = thread_cpu_ms(pid)
         seconds, latencies, acked = asyncio.run(
             single_posts(server.port, server.token, clients, events, f"s{clients}")
         )
+        used = cpu_text(pid, cpu, acked)
         commands = ingest_commands(server) - before
         total_acked += acked
         target = SINGLE_TARGETS.get(clients)
@@ -326,9 +359,11 @@ def bench_ingest(server: Server, events: int, batches: int) -> None:
             f"   ({acked} of {len(latencies)} acknowledged, "
             f"{acked / max(commands, 1):4.1f} per command)"
             + (f"   target >= {target:,}" if target else "")
+            + f"\n      {used}; load {os.getloadavg()[0]:.2f}"
         )
     print("/hook/batch, 256 events per request:")
     for clients in (1, 4):
+        cpu = thread_cpu_ms(pid)
         seconds, acked = asyncio.run(
             batch_posts(server.port, server.token, clients, batches, f"b{clients}")
         )
@@ -336,6 +371,7 @@ def bench_ingest(server: Server, events: int, batches: int) -> None:
         print(
             f"  {clients:>2} clients: {acked / seconds:8.0f} events/s   ({acked} acknowledged)"
             f"   target >= {BATCH_TARGET:,}"
+            f"\n      {cpu_text(pid, cpu, acked)}; load {os.getloadavg()[0]:.2f}"
         )
     stored = stored_count(server.data_dir)
     verdict = "all stored" if stored == total_acked else "MISMATCH"

@@ -23,7 +23,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_hooks import batch_posts, single_posts, stored_count, warm_up
+from benchmarks.bench_hooks import (
+    batch_posts,
+    single_posts,
+    stored_count,
+    thread_cpu_ms,
+    warm_up,
+)
 from benchmarks.bench_web import server_cpu_ms
 from benchmarks.common import Server, fresh_data_dir
 
@@ -50,24 +56,6 @@ def start(stack: ExitStack, root: Path, name: str, source: Path | None) -> Serve
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = saved
-
-
-def thread_cpu_ms(pid: int) -> tuple[float, float]:
-    """CPU the server's event loop (its main thread) and its other threads (the writer
-    most of all) have used so far, from /proc (Linux): the two halves of an event's path."""
-    tick = os.sysconf("SC_CLK_TCK")
-    loop = rest = 0.0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # a thread that ended meanwhile
-        used = (int(fields[11]) + int(fields[12])) * 1000 / tick
-        if task.name == str(pid):
-            loop += used
-        else:
-            rest += used
-    return loop, rest
 
 
 def cases(events: int, batches: int) -> dict[str, tuple[Run, int]]:
