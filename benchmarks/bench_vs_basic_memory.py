@@ -1,14 +1,17 @@
 """Indexing and search side by side with basic-memory, on the same notes and queries.
 
     python benchmarks/bench_vs_basic_memory.py --basic-memory <venv>/bin/python \\
-        [--size 1000] [--queries 200] [--runs 3]
+        [--size 1000] [--queries 200] [--runs 3] [--add-only]
 
 Both get the same deterministic markdown notes (``bench_query.py``'s corpus:
 ~336 words, frontmatter with entities, links) and the same queries.
 
 * Indexing, each as a whole process, start-up included: ``ai-memory reindex`` of
-  a fresh data dir whose wiki holds the notes (median of ``--runs``), and
-  ``basic-memory reindex`` of the notes registered as a project.
+  a fresh data dir whose wiki holds the notes (median of ``--runs``), against
+  each of basic-memory's two ways timed alone: ``basic-memory project add``
+  (which indexes the new notes before it returns) and then ``basic-memory
+  reindex --full --search`` (which indexes them all again; ``--add-only`` skips
+  it). The ratio against the goal is taken against the faster of the two.
 * Search: ``GET /api/v1/search`` of a real ``ai-memory serve`` and basic-memory's
   MCP ``search_notes`` (keyword mode) over stdio (``side_by_side.py``).
 
@@ -23,6 +26,7 @@ basic-memory runs in its own venv (Python 3.12); to make one:
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -31,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import side_by_side
-from benchmarks.reindex_run import notes, reindex_seconds, wiki_of
+from benchmarks.reindex_run import notes, reindex_run, wiki_of
 
 INDEX_TARGET = 200  # times basic-memory's notes/s
 SEARCH_TARGET = 20  # times faster at p50
@@ -52,42 +56,65 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3, help="ai-memory reindex runs")
     parser.add_argument("--ours-only", action="store_true")
+    parser.add_argument(
+        "--add-only",
+        action="store_true",
+        help="time basic-memory's project add alone, without its full reindex after",
+    )
     args = parser.parse_args(argv)
     python = args.basic_memory
     if not args.ours_only and (python is None or not Path(python).exists()):
         print(MAKE_VENV, file=sys.stderr)
         return 2
     corpus, texts = notes(args.size, args.queries)
-    print(f"## {args.size:,} notes, {len(texts)} queries")
+    print(f"## {args.size:,} notes, {len(texts)} queries (load {load()})")
     with tempfile.TemporaryDirectory(prefix="bench-vs-bm-") as tmp:
         root = Path(tmp)
         runs = [
-            reindex_seconds(wiki_of(root, f"ours-{i}", corpus), args.size) for i in range(args.runs)
+            reindex_run(wiki_of(root, f"ours-{i}", corpus), args.size) for i in range(args.runs)
         ]
-        ours_s = statistics.median(runs)
-        shown = ", ".join(f"{s:.2f}" for s in runs)
+        ours_s = statistics.median(wall for wall, _ in runs)
+        shown = ", ".join(f"{wall:.2f} s ({cpu:.2f} s CPU)" for wall, cpu in runs)
         print(
-            f"ai-memory reindex (whole process): {ours_s:.2f} s = "
-            f"{args.size / ours_s:,.0f} notes/s (runs: {shown} s)"
+            f"ai-memory reindex of a new wiki (whole process): {ours_s:.2f} s = "
+            f"{args.size / ours_s:,.0f} notes/s (runs: {shown}; load {load()})"
         )
         ours_p50 = side_by_side.ours(root, corpus, texts)
         if args.ours_only:
             return 0
-        theirs = side_by_side.basic_memory_figures(python, root, corpus, texts)
-    theirs_s = float(theirs["index_s"])
-    print(
-        f"basic-memory project add + reindex (whole processes): {theirs_s:.1f} s = "
-        f"{args.size / theirs_s:,.1f} notes/s"
-    )
+        theirs = side_by_side.basic_memory_figures(python, root, corpus, texts, args.add_only)
+    steps = {"project add (indexes the new notes)": float(theirs["add_s"])}
+    if "full_reindex_s" in theirs:
+        steps["reindex --full (indexes them again)"] = float(theirs["full_reindex_s"])
+    for step, seconds in steps.items():
+        print(
+            f"basic-memory {step}, whole process: {seconds:.1f} s = "
+            f"{args.size / seconds:,.1f} notes/s = {seconds / ours_s:,.0f}x ai-memory's time"
+        )
     print(
         f"basic-memory MCP search_notes (text): p50 {theirs['p50_ms']:.1f} ms, "
-        f"p95 {theirs['p95_ms']:.1f} ms"
+        f"p95 {theirs['p95_ms']:.1f} ms (load {load()})"
     )
-    index_ratio = theirs_s / ours_s
+    # The faster of basic-memory's two ways to index: the ratio it is hardest to meet.
+    index_ratio = min(steps.values()) / ours_s
     search_ratio = float(theirs["p50_ms"]) / ours_p50
-    print(f"indexing: ai-memory is {index_ratio:,.0f}x faster (target >= {INDEX_TARGET}x)")
-    print(f"search p50: ai-memory is {search_ratio:.1f}x faster (target >= {SEARCH_TARGET}x)")
+    print(
+        f"indexing: ai-memory is {index_ratio:,.0f}x faster than basic-memory's faster step "
+        f"(target >= {INDEX_TARGET}x: {verdict(index_ratio, INDEX_TARGET)})"
+    )
+    print(
+        f"search p50: ai-memory is {search_ratio:.1f}x faster "
+        f"(target >= {SEARCH_TARGET}x: {verdict(search_ratio, SEARCH_TARGET)})"
+    )
     return 0
+
+
+def load() -> str:
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def verdict(ratio: float, target: float) -> str:
+    return "met" if ratio >= target else "not met"
 
 
 if __name__ == "__main__":

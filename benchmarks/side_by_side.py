@@ -70,15 +70,27 @@ def theirs(
 
 
 def basic_memory_figures(
-    python: str, root: Path, corpus: list[tuple[str, str, dict[str, Any]]], texts: list[str]
+    python: str,
+    root: Path,
+    corpus: list[tuple[str, str, dict[str, Any]]],
+    texts: list[str],
+    add_only: bool = False,
 ) -> dict[str, Any]:
-    """basic-memory indexes the notes, then answers every query: its figures (JSON line)."""
+    """basic-memory indexes the notes, then answers every query: its figures (JSON line).
+    ``add_only``: no full reindex after ``project add`` (it takes as long again)."""
     notes = root / "bm-notes"
     write_notes(notes, corpus)
     queries = root / "queries.json"
     queries.write_text(json.dumps(texts))
     out = subprocess.run(
-        [python, str(SIDE), str(notes), str(queries), str(root / "bm-home")],
+        [
+            python,
+            str(SIDE),
+            str(notes),
+            str(queries),
+            str(root / "bm-home"),
+            *(["--add-only"] if add_only else []),
+        ],
         check=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
