@@ -47,6 +47,7 @@ from ai_memory.store.checkpoint import Checkpointer
 from ai_memory.store.db import connect_writer
 from ai_memory.store.files import FileStage
 from ai_memory.store.migrations import migrate
+from ai_memory.store.settle import answer
 from ai_memory.store.write_waits import WaitTracker
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ class _Job:
     command: Command[Any]
     future: Future[Any]
     submitted: float = 0.0  # perf_counter() at submit, for the queue wait
+    waiter: asyncio.Future[Any] | None = None  # the coroutine awaiting it, if any
     # The submitter's context: the command runs in it, so it knows who it acts for.
     context: contextvars.Context = field(default_factory=contextvars.copy_context)
 
@@ -142,16 +144,23 @@ class Writer:
             head = self._queue.queue[0] if self._queue.queue else None
         return time.perf_counter() - head.submitted if isinstance(head, _Job) else 0.0
 
-    def submit(self, command: Command[T], *, timeout: float | None = 0.0) -> Future[T]:
+    def submit(
+        self,
+        command: Command[T],
+        *,
+        timeout: float | None = 0.0,
+        waiter: asyncio.Future[T] | None = None,
+    ) -> Future[T]:
         """Queue ``command``; raise :class:`Saturated` if no room appears within ``timeout``.
 
         ``timeout=0`` never waits (ingest answers 429 at once); ``None`` waits forever.
+        ``waiter`` (an asyncio future) is resolved on its loop with the result too.
         """
         with self._lock:
             if not self._accepting:
                 raise Unavailable("the writer is shutting down")
             future: Future[T] = Future()
-            job = _Job(command, future, time.perf_counter())
+            job = _Job(command, future, time.perf_counter(), waiter)
         try:
             if timeout == 0:
                 self._queue.put_nowait(job)
@@ -167,14 +176,19 @@ class Writer:
 
     async def run(self, command: Command[T], *, timeout: float | None = 0.0) -> T:
         """Submit from async code and await the committed result without blocking the loop."""
+        waiter: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         try:
-            future = self.submit(command, timeout=0)
+            future = self.submit(command, timeout=0, waiter=waiter)
         except Saturated:
             if not timeout:
                 raise
             # Waiting for room in the queue blocks, so it happens off the loop.
-            future = await asyncio.to_thread(self.submit, command, timeout=timeout)
-        return await asyncio.wrap_future(future)
+            future = await asyncio.to_thread(self.submit, command, timeout=timeout, waiter=waiter)
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            future.cancel()  # dropped unless it is running already
+            raise
 
     def _run(self, conn: sqlite3.Connection) -> None:
         stopping = False
@@ -224,11 +238,10 @@ class Writer:
         self.checkpointer.notify()
         self.transactions += 1
         self.commands += len(batch)
-        for job, (ok, value) in zip(batch, outcomes, strict=True):
-            if ok:
-                job.future.set_result(value)
-            else:
-                job.future.set_exception(value)
+        answer(
+            (job.future, job.waiter, ok, value)
+            for job, (ok, value) in zip(batch, outcomes, strict=True)
+        )
 
     def _transaction(
         self, conn: sqlite3.Connection, batch: list[_Job]
@@ -260,8 +273,7 @@ class Writer:
             self.files.discard_since(0)
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            for job in batch:
-                job.future.set_exception(exc)
+            answer((job.future, job.waiter, False, exc) for job in batch)
             return None
         return outcomes
 
