@@ -179,3 +179,17 @@ def test_an_idle_kept_alive_connection_is_closed_without_an_answer(srv: ServerPr
         assert read_answers(sock, 1)[0][0] == 200
         sock.settimeout(CLIENT_WAIT_S)
         assert sock.recv(4096) == b""  # the keep-alive timeout, silently
+
+
+def test_an_answer_leaves_in_one_write_and_a_head_answer_still_comes(srv: ServerProcess) -> None:
+    """The status line and headers wait for the body, so the first read holds it all."""
+    with connect(srv) as sock:
+        for request in (put(srv, "one-write.md", "whole"), head(srv, "GET", "/healthz")):
+            sock.sendall(request)
+            first = sock.recv(65536)
+            top, _, body = first.partition(b"\r\n\r\n")
+            length = int(top.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            assert length > 0 and len(body) == length, first
+        sock.sendall(head(srv, "HEAD", f"{PAGES}/one-write.md"))  # no body write follows
+        top = sock.recv(65536)
+        assert top.startswith(b"HTTP/1.1 ") and top.endswith(b"\r\n\r\n"), top

@@ -154,6 +154,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if cycle is None or cycle is before:  # an upgrade: the cycle never started
             return
         self.requests += 1
+        if cycle.scope["method"] != "HEAD":  # a HEAD answer has no body write to wait for
+            cycle.transport = HeldHead(self.transport)
         if self.requests >= self.limits.max_requests_per_connection:
             cycle.keep_alive = False  # uvicorn adds ``connection: close`` to the answer
         # A queued request's reading is paused: its body's clock starts when it does.
@@ -247,6 +249,39 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             return
         log.warning("connection limit: %d open, all mid-request", len(peers) - 1)
         self.app = OverCapacity(self.app, len(peers) - 1)  # read by uvicorn at each request
+
+
+class HeldHead(asyncio.Transport):
+    """The connection as one request's cycle writes to it: an answer's status line and
+    headers wait for its first body bytes, so the answer leaves in one write (one system
+    call, one packet) rather than two. Only a head that declares its content length is
+    held, as its body follows at once; a streamed answer's head, a ``100 Continue`` and
+    anything after go out as they come, and a close sends what is held first."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        super().__init__()
+        self._transport = transport
+        self._head: bytes | None = None
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self._head is not None:
+            data, self._head = self._head + data, None
+        elif data[:9] == b"HTTP/1.1 " and data[9:10] != b"1" and b"\r\ncontent-length:" in data:
+            self._head = bytes(data)
+            return
+        self._transport.write(data)
+
+    def close(self) -> None:
+        if self._head is not None:
+            head, self._head = self._head, None
+            self._transport.write(head)
+        self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
 
 
 class OverCapacity:
