@@ -1,26 +1,51 @@
-"""HTTP page writes for bench_store: PUTs from keep-alive clients, the server measured alone.
+"""HTTP page writes: PUTs from keep-alive clients, the server measured alone.
 
 The clients are asyncio connections (``benchmarks/keepalive.py``), not httpx in
 threads, so on a 2-core machine the figure is the server's, not the client's.
 Beside the rate it prints the server's CPU per page (user + system time of the
 server process over the timed writes, which means more than wall time on a shared
 machine) and how many pages the writer's group commit put in one transaction.
+
+``--threads`` also prints each server thread's CPU per page, read from
+``/proc/<pid>/task`` once the follow-up work of the last write (the watcher's
+look at the files, the git checkpoint) is done: what a page write sets off beside
+the writer. Threads are named by ``py-spy dump`` when it is installed (Python does
+not name its threads for the OS), else by their OS name.
+
+    python benchmarks/http_writes.py --pages 1000 --clients 1 8 --threads \\
+        --baseline before=/tmp/before/src
+
+runs each client count on the present code and on each ``--baseline`` tree (a
+copy of ``src`` from another commit, put first on the server's ``PYTHONPATH``),
+alternating, each run on a fresh data dir.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import collections
+import contextlib
 import json
 import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import Server, fresh_data_dir
 from benchmarks.keepalive import Connection
 
 # What issue 15 asks of HTTP page writes, printed beside each figure.
 HTTP_TARGETS = {1: 500, 8: 1500}
+SETTLE_S = 1.5  # the watcher's debounce and one git checkpoint interval, with room
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,16 +53,21 @@ class HttpWrites:
     rate: float  # acknowledged pages per second
     cpu_ms: float  # server CPU per page
     per_transaction: float  # pages per writer transaction
+    threads: dict[str, float] = field(default_factory=dict)  # CPU ms per page, by thread
 
 
-def bench_http(root: Path, pages: list[tuple[str, str]], workers: int) -> HttpWrites:
+def bench_http(
+    root: Path, pages: list[tuple[str, str]], workers: int, *, threads: bool = False
+) -> HttpWrites:
     """PUT every page, ``workers`` clients at once."""
-    data_dir = fresh_data_dir(root, f"http-{len(pages)}-{workers}")
+    data_dir = fresh_data_dir(root, f"http-{len(pages)}-{workers}-{time.monotonic_ns()}")
     with Server(data_dir) as server:
-        return asyncio.run(_put_all(server, pages, workers))
+        return asyncio.run(_put_all(server, pages, workers, threads))
 
 
-async def _put_all(server: Server, pages: list[tuple[str, str]], workers: int) -> HttpWrites:
+async def _put_all(
+    server: Server, pages: list[tuple[str, str]], workers: int, threads: bool = False
+) -> HttpWrites:
     async def client(chunk: list[tuple[str, str]]) -> None:
         conn = Connection(server.port, server.token)
         for path, body in chunk:
@@ -52,19 +82,29 @@ async def _put_all(server: Server, pages: list[tuple[str, str]], workers: int) -
     # /mcp answers once the endpoint is built in the background: wait for that, so the
     # timed writes do not share the CPU with the rest of the server's start-up.
     await warm.post("/mcp", b"{}")
+    if threads:
+        await asyncio.sleep(SETTLE_S)  # the warm-up write's checkpoint and watcher look
     before = await _writer_counts(warm)
     assert server.process is not None
-    cpu = _cpu_seconds(server.process.pid)
+    pid = server.process.pid
+    cpu, tasks = _cpu_seconds(pid), _task_ticks(pid)
     chunks = [pages[i::workers] for i in range(workers)]
     start = time.perf_counter()
     await asyncio.gather(*(client(chunk) for chunk in chunks))
     elapsed = time.perf_counter() - start
-    cpu = _cpu_seconds(server.process.pid) - cpu
+    cpu = _cpu_seconds(pid) - cpu
     after = await _writer_counts(warm)
+    by_thread: dict[str, float] = {}
+    if threads:
+        await asyncio.sleep(SETTLE_S)
+        by_thread = _per_thread(pid, tasks, _task_ticks(pid), len(pages))
     warm.close()
     transactions = max(1, after[0] - before[0])
     return HttpWrites(
-        len(pages) / elapsed, cpu * 1000 / len(pages), (after[1] - before[1]) / transactions
+        len(pages) / elapsed,
+        cpu * 1000 / len(pages),
+        (after[1] - before[1]) / transactions,
+        by_thread,
     )
 
 
@@ -83,9 +123,93 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _task_ticks(pid: int) -> dict[str, int]:
+    """User + system clock ticks of each thread of ``pid`` so far, by thread id."""
+    ticks: dict[str, int] = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks[tid] = int(fields[11]) + int(fields[12])
+    return ticks
+
+
+def _thread_names(pid: int) -> dict[str, str]:
+    """Thread id -> the Python thread's name where ``py-spy dump`` tells it, else the OS's."""
+    names: dict[str, str] = {}
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    if Path(spy).exists():
+        dump = subprocess.run([spy, "dump", "-p", str(pid)], capture_output=True, text=True)
+        names = dict(re.findall(r'Thread (\d+) \([^)]*\): "([^"]*)"', dump.stdout))
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        if tid not in names:
+            with contextlib.suppress(OSError):
+                names[tid] = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+    return names
+
+
+def _per_thread(
+    pid: int, before: dict[str, int], after: dict[str, int], pages: int
+) -> dict[str, float]:
+    """CPU ms per page of each thread (numbered pool threads summed under one name)."""
+    names = _thread_names(pid)
+    ticks: collections.Counter[str] = collections.Counter()
+    for tid, now in after.items():
+        name = re.sub(r"_\d+$", "", names.get(tid, "?"))
+        ticks[name] += now - before.get(tid, 0)
+    per_tick_ms = 1000 / os.sysconf("SC_CLK_TCK") / pages
+    return {name: n * per_tick_ms for name, n in ticks.most_common() if n}
+
+
 def http_line(size: int, workers: int, result: HttpWrites) -> str:
-    return (
+    line = (
         f"HTTP PUT         {size:>6} pages  {workers} writer(s): {result.rate:8.0f} pages/s"
         f"   server CPU {result.cpu_ms:.2f} ms/page, {result.per_transaction:.1f} pages/transaction"
         f"   target >= {HTTP_TARGETS[workers]:,}   (load {os.getloadavg()[0]:.1f})"
     )
+    if result.threads:
+        shown = ", ".join(f"{name} {ms:.3f}" for name, ms in result.threads.items())
+        line += f"\n    CPU ms a page by thread: {shown}"
+    return line
+
+
+@contextlib.contextmanager
+def _source(tree: str | None) -> Iterator[None]:
+    """Servers started inside run the sources of ``tree`` (None: this checkout's)."""
+    saved = os.environ.get("PYTHONPATH")
+    if tree is not None:
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [tree, saved]))
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
+
+
+def main() -> None:
+    from benchmarks.bench_store import corpus
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=1000)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8])
+    parser.add_argument("--threads", action="store_true", help="CPU a page of each thread")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--baseline", action="append", default=[], metavar="NAME=SRC", help="another tree"
+    )
+    args = parser.parse_args()
+    trees: list[tuple[str, str | None]] = [("present", None)]
+    trees += [(name, path) for name, _, path in (b.partition("=") for b in args.baseline)]
+    pages = corpus(args.pages)
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(args.rounds):
+            for workers in args.clients:
+                for name, tree in trees:
+                    with _source(tree):
+                        result = bench_http(Path(tmp), pages, workers, threads=args.threads)
+                    print(f"[{name}] {http_line(args.pages, workers, result)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
