@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ai_memory.wiki.git_pack import blob_id, write_pack
+from ai_memory.wiki.git_pack import blob_id, write_identified
 
 if TYPE_CHECKING:
     import pygit2
@@ -37,7 +37,7 @@ _MASK = 0xFFFF_FFFF  # the index keeps 32 bits of each stat field
 class _Read:
     path: str
     oid: bytes
-    info: os.stat_result
+    info: tuple[int, ...]  # what the entry keeps of the file's stat: see _stat_fields
 
 
 def stage(repo: pygit2.Repository, root: Path, paths: list[str], *, pack: bool) -> None:
@@ -51,7 +51,7 @@ def stage(repo: pygit2.Repository, root: Path, paths: list[str], *, pack: bool) 
     read: list[_Read] = []
     by_path: list[str] = []  # neither a regular file nor gone: libgit2 decides
 
-    def blobs() -> Iterator[bytes]:
+    def blobs() -> Iterator[tuple[bytes, bytes]]:
         for path in paths:
             outcome = _read(root / path)
             if isinstance(outcome, str):
@@ -61,18 +61,19 @@ def stage(repo: pygit2.Repository, root: Path, paths: list[str], *, pack: bool) 
                     index.remove(path)
                 continue
             data, info = outcome
-            read.append(_Read(path, blob_id(data), info))
+            oid = blob_id(data)
+            read.append(_Read(path, oid, _stat_fields(info)))
             # Not looked up first: a checkpoint's files are nearly all new and a miss
             # rescans the pack folder; a blob an older pack holds too is harmless (git
             # reads either copy), and a loose write of a known blob writes nothing.
-            yield data
+            yield oid, data
 
     if pack:
-        write_pack(Path(repo.path) / "objects", blobs())
+        write_identified(Path(repo.path) / "objects", blobs())
     else:
         import pygit2
 
-        for data in blobs():
+        for _, data in blobs():
             odb.write(pygit2.enums.ObjectType.BLOB, data)
     for item in read:
         _add_entry(index, item)
@@ -106,20 +107,32 @@ def _add_entry(index: pygit2.Index, item: _Read) -> None:
     from pygit2.errors import check_error
     from pygit2.ffi import C, ffi
 
-    info = item.info
+    ctime_ns, mtime_ns, dev, ino, mode, uid, gid, size = item.info
     entry = ffi.new("git_index_entry *")
     ffi.buffer(ffi.addressof(entry, "id"))[:] = item.oid
-    entry.ctime.seconds, entry.ctime.nanoseconds = _split(info.st_ctime_ns)
-    entry.mtime.seconds, entry.mtime.nanoseconds = _split(info.st_mtime_ns)
-    entry.dev = info.st_dev & _MASK
-    entry.ino = info.st_ino & _MASK
-    entry.mode = EXECUTABLE if info.st_mode & stat.S_IXUSR else FILE
-    entry.uid = info.st_uid & _MASK
-    entry.gid = info.st_gid & _MASK
-    entry.file_size = info.st_size & _MASK
+    entry.ctime.seconds, entry.ctime.nanoseconds = _split(ctime_ns)
+    entry.mtime.seconds, entry.mtime.nanoseconds = _split(mtime_ns)
+    entry.dev, entry.ino, entry.mode = dev, ino, mode
+    entry.uid, entry.gid, entry.file_size = uid, gid, size
     path = ffi.new("char[]", os.fsencode(item.path))
     entry.path = path
     check_error(C.git_index_add(index._index, entry), io=True)
+
+
+def _stat_fields(info: os.stat_result) -> tuple[int, ...]:
+    """The stat fields an index entry records, cut to its 32 bits (a few ints per file,
+    not a whole stat result, for a checkpoint of every file of a large wiki)."""
+    mode = EXECUTABLE if info.st_mode & stat.S_IXUSR else FILE
+    return (
+        info.st_ctime_ns,
+        info.st_mtime_ns,
+        info.st_dev & _MASK,
+        info.st_ino & _MASK,
+        mode,
+        info.st_uid & _MASK,
+        info.st_gid & _MASK,
+        info.st_size & _MASK,
+    )
 
 
 def _split(ns: int) -> tuple[int, int]:

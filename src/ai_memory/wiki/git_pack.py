@@ -56,6 +56,13 @@ def write_pack(objects_dir: Path, blobs: Iterable[bytes]) -> tuple[Path, int] | 
     write. The pack is complete on disk before its index appears, so a reader never
     finds an index whose pack is partial; a blob given twice is stored once.
     """
+    return write_identified(objects_dir, ((blob_id(data), data) for data in blobs))
+
+
+def write_identified(
+    objects_dir: Path, blobs: Iterable[tuple[bytes, bytes]]
+) -> tuple[Path, int] | None:
+    """:func:`write_pack` of ``(blob id, bytes)`` pairs whose ids the caller has already."""
     pack_dir = objects_dir / "pack"
     pack_dir.mkdir(exist_ok=True)
     temp = pack_dir / f"tmp_pack_{os.getpid()}"
@@ -65,8 +72,7 @@ def write_pack(objects_dir: Path, blobs: Iterable[bytes]) -> tuple[Path, int] | 
         with open(temp, "wb") as out:
             out.write(b"\0" * 12)  # the header, once the count is known
             offset = 12
-            for data in blobs:
-                oid = blob_id(data)
+            for oid, data in blobs:
                 if oid in entries:
                     continue
                 record = _header(BLOB, len(data)) + _deflate(data)
