@@ -1,5 +1,5 @@
-"""Console entry point: ``hook``, ``mcp-bridge`` and a plain ``reindex`` run before anything
-heavy is imported (Typer, Click, Rich and the other commands' modules)."""
+"""Console entry point: ``hook``, ``mcp-bridge`` and a plain ``reindex`` or ``serve`` run
+before anything heavy is imported (Typer, Click, Rich and the other commands' modules)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ def main() -> None:
         from ai_memory.cli.rebuild import run_direct
 
         status = run_direct(sys.argv[2:])
+        if status is not None:
+            sys.exit(status)
+    if len(sys.argv) > 1 and sys.argv[1] == "serve":
+        from ai_memory.cli.serving import run_direct as serve_direct
+
+        status = serve_direct(sys.argv[2:])
         if status is not None:
             sys.exit(status)
     from ai_memory.cli.app import run_app
