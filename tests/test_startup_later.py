@@ -1,4 +1,4 @@
-"""What the server builds after its first answer, and what it starts before its imports."""
+"""What the server builds after its first answers, when, and what it starts before its imports."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
+from starlette.types import Message, Receive, Scope, Send
 
 from ai_memory.config import Config
 from ai_memory.core.errors import NotInitialised
 from ai_memory.runtime import EarlyStart, Runtime
+from ai_memory.web.later import LaterStart
 from tests.conftest import ServerProcess, clean_env, run_cli_here
 
 APP_MODULES = """
@@ -106,3 +109,71 @@ def test_the_start_removes_a_crash_s_temp_files_beside_pages_only(data_dir: Path
     Runtime.start(Config.load(data_dir, {})).stop()
     assert not beside_page.exists()
     assert editor.read_text() == "half a write"
+
+
+async def _answer_when(release: anyio.Event, scope: Scope, receive: Receive, send: Send) -> None:
+    await release.wait()
+
+
+def test_the_later_builds_wait_for_the_first_answers() -> None:
+    """A build waits while a request is in flight, begins once the server is quiet, and
+    once one build has begun every other begins too."""
+
+    async def scenario() -> list[str]:
+        start = LaterStart(quiet_s=0.5, latest_s=60)
+        release = anyio.Event()
+        app = start.track(partial(_answer_when, release))
+        order: list[str] = []
+
+        async def request() -> None:
+            await app({"type": "http"}, _no_body, _ignore)
+            order.append("answered")
+
+        async def build(name: str) -> None:
+            await start.wait(lambda: False)
+            order.append(name)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(build, "first built")
+            await anyio.sleep(0)  # the build is waiting before the request comes
+            group.start_soon(request)
+            await anyio.sleep(0.05)
+            assert start.in_flight == 1  # counted: a build was waiting when it came
+            order.append("released")
+            release.set()
+        async with anyio.create_task_group() as group:
+            group.start_soon(build, "second built")  # begins at once: the first has begun
+        return order
+
+    assert anyio.run(scenario) == ["released", "answered", "first built", "second built"]
+
+
+def test_a_build_that_is_wanted_or_waited_for_long_enough_begins_during_a_request() -> None:
+    async def scenario(wanted: bool) -> list[str]:
+        start = LaterStart(quiet_s=60, latest_s=60 if wanted else 0.05)
+        release = anyio.Event()
+        app = start.track(partial(_answer_when, release))
+        order: list[str] = []
+
+        async def build() -> None:
+            await start.wait(lambda: wanted)
+            order.append("built")
+            release.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(build)
+            await anyio.sleep(0)  # the build is waiting before the request comes
+            await app({"type": "http"}, _no_body, _ignore)
+            order.append("answered")
+        return order
+
+    assert anyio.run(scenario, True) == ["built", "answered"]
+    assert anyio.run(scenario, False) == ["built", "answered"]
+
+
+async def _no_body() -> Message:
+    return {"type": "http.request", "body": b""}
+
+
+async def _ignore(message: Message) -> None:
+    return None

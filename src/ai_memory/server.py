@@ -33,7 +33,7 @@ from ai_memory.web.connections import ConnectionLimits, protocol_class
 from ai_memory.web.errors import install_error_handlers
 from ai_memory.web.hook_asgi import HookRoutes
 from ai_memory.web.keyauth import KeyAuthenticator
-from ai_memory.web.later import LaterRoutes
+from ai_memory.web.later import LaterRoutes, LaterStart
 from ai_memory.web.middleware import BearerAuth, BodyLimit, HostCheck, InFlightLimit
 from ai_memory.web.page_asgi import PageWriteRoute
 from ai_memory.web.sessionauth import CookieAuthenticator
@@ -54,13 +54,14 @@ def create_app(
     (``serve``); without it they are all there when this returns.
     """
     refuse_newer_database(config.db_path)
-    mcp = LazyMcp(lambda: getattr(app.state, "runtime", None))  # built once the app answers
+    start = LaterStart() if defer else None  # the first answers go before the builds
+    mcp = LazyMcp(lambda: getattr(app.state, "runtime", None), start)  # built once it answers
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         llm = build_llm(config)  # first: a missing key fails start-up before anything runs
-        start = early.take if early else partial(Runtime.start, config, watch=True)
-        runtime = await anyio.to_thread.run_sync(start)
+        begin = early.take if early else partial(Runtime.start, config, watch=True)
+        runtime = await anyio.to_thread.run_sync(begin)
         runtime.llm = llm
         app.state.runtime = runtime
         hooks, scheduler = start_capture(runtime)
@@ -111,7 +112,7 @@ def create_app(
     app.include_router(hooks_web.router)
     app.include_router(search_api.router)
     app.router.routes.append(mcp.route())
-    later = LaterRoutes(app, partial(later_routers, token))
+    later = LaterRoutes(app, partial(later_routers, token), start)
     if defer:
         app.router.routes.append(later)  # last: only what no route above takes waits
     else:
@@ -134,6 +135,8 @@ def create_app(
         cookies=CookieAuthenticator(lambda: getattr(app.state, "runtime", None), token),
     )
     app.add_middleware(HostCheck, bind_host=parse_bind(config.server.bind)[0])
+    if start is not None:
+        app.add_middleware(start.track)  # outermost: every request counts
     return app
 
 

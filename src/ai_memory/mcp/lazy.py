@@ -12,7 +12,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.to_thread
@@ -31,11 +31,19 @@ log = logging.getLogger(__name__)
 MCP_PATH = "/mcp"
 
 
+class Turn(Protocol):
+    """When the build may begin (``ai_memory.web.later.LaterStart``)."""
+
+    async def wait(self, wanted: Callable[[], bool]) -> None: ...
+
+
 class LazyMcp:
     """ASGI app for /mcp; :meth:`running` (inside the app's lifespan) builds and serves it."""
 
-    def __init__(self, get_runtime: Callable[[], Runtime | None]) -> None:
+    def __init__(self, get_runtime: Callable[[], Runtime | None], turn: Turn | None = None) -> None:
         self._get_runtime = get_runtime
+        self._turn = turn  # None: the build begins with :meth:`running`
+        self._wanted = False
         self._ready: anyio.Event | None = None  # made inside the event loop
         self._server: MemoryServer | None = None
         self._endpoint: ASGIApp | None = None
@@ -57,6 +65,7 @@ class LazyMcp:
 
     async def server(self) -> MemoryServer | None:
         """The built server (None if it could not be built), once it is."""
+        self._wanted = True  # its build begins now if it has not yet
         if self._ready is not None:
             await self._ready.wait()
         return self._server
@@ -71,6 +80,8 @@ class LazyMcp:
     async def _serve(self) -> None:
         assert self._ready is not None
         try:
+            if self._turn is not None:
+                await self._turn.wait(lambda: self._wanted)
             server = await anyio.to_thread.run_sync(self._build)
         except Exception as exc:
             log.exception("the MCP endpoint could not be built")
