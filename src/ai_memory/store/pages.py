@@ -32,6 +32,11 @@ SELECT id, version, deleted_at FROM pages
 WHERE workspace = ? AND project = ? AND path = ? ORDER BY version DESC LIMIT 1
 """
 
+NEWEST = f"""
+SELECT {PAGE_COLUMNS} FROM pages
+WHERE workspace = ? AND project = ? AND path = ? ORDER BY version DESC LIMIT 1
+"""
+
 BY_ID = f"SELECT {PAGE_COLUMNS} FROM pages WHERE id = ?"
 
 BY_VERSION = f"""
@@ -157,21 +162,33 @@ def latest(conn: sqlite3.Connection, ref: PageRef) -> sqlite3.Row | None:
     return row
 
 
+def newest(conn: sqlite3.Connection, ref: PageRef) -> sqlite3.Row | None:
+    """The last version of ``ref`` (its latest, or its tombstone once deleted), or None:
+    what :func:`latest` and :func:`insert_version` each look up, in one statement."""
+    row: sqlite3.Row | None = conn.execute(
+        NEWEST, (ref.workspace, ref.project, ref.path)
+    ).fetchone()
+    return row
+
+
 def insert_version(
+    conn: sqlite3.Connection, ref: PageRef, doc: PageDocument, *, now: str, actor: str
+) -> tuple[int, int]:
+    """Write ``doc`` as the new latest version of ``ref``; return (page_id, version)."""
+    last = conn.execute(LAST_VERSION, (ref.workspace, ref.project, ref.path)).fetchone()
+    return insert_after(conn, ref, doc, last, now=now, actor=actor)
+
+
+def insert_after(
     conn: sqlite3.Connection,
     ref: PageRef,
     doc: PageDocument,
+    last: sqlite3.Row | None,
     *,
     now: str,
     actor: str,
-    last: sqlite3.Row | None = None,
 ) -> tuple[int, int]:
-    """Write ``doc`` as the new latest version of ``ref``; return (page_id, version).
-
-    ``last`` is the latest version when the caller has just read it (the last version
-    there is, as a latest one is never older than another); else it is looked up."""
-    if last is None:
-        last = conn.execute(LAST_VERSION, (ref.workspace, ref.project, ref.path)).fetchone()
+    """:func:`insert_version` when the caller has just read ``last`` (:func:`newest`)."""
     previous_id: int | None = None
     version = 1
     if last is not None:

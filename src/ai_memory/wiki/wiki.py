@@ -131,7 +131,11 @@ class Wiki:
 
         def command(conn: sqlite3.Connection) -> WriteResult:
             now = self.clock()
-            current = self._absorb_hand_edit(conn, ref, path, pages.latest(conn, ref), now)
+            last = pages.newest(conn, ref)
+            current = last if last is not None and last["is_latest"] else None
+            absorbed = self._absorb_hand_edit(conn, ref, path, current, now)
+            if absorbed is not current:
+                current = last = absorbed
             _check_preconditions(ref, current, expected_page_id, create_only)
             if parsed.has_frontmatter or current is None:
                 base = dict(parsed.frontmatter)
@@ -152,9 +156,7 @@ class Wiki:
             check_written(ref.path, doc.text, block_bytes(doc.text), self.max_page_bytes)
             if current is None:  # a page's project exists (its rows' foreign key says so)
                 pages.ensure_project(conn, ref.scope, now)
-            page_id, version = pages.insert_version(
-                conn, ref, doc, now=now, actor=actor, last=current
-            )
+            page_id, version = pages.insert_after(conn, ref, doc, last, now=now, actor=actor)
             pages.audit(
                 conn,
                 now=now,
@@ -194,7 +196,7 @@ class Wiki:
             return current
         parsed = parse_file(text)
         doc = build_document(ref, parsed.frontmatter, parsed.body, text=text, error=parsed.error)
-        pages.insert_version(conn, ref, doc, now=now, actor="disk", last=current)
+        pages.insert_after(conn, ref, doc, current, now=now, actor="disk")
         return pages.latest(conn, ref)
 
     def delete_page(
