@@ -177,3 +177,26 @@ async def _no_body() -> Message:
 
 async def _ignore(message: Message) -> None:
     return None
+
+
+def test_a_start_left_unsettled_commits_what_a_crash_left_once_settled(data_dir: Path) -> None:
+    """The server's start leaves git's recovery commit until its first answers are out."""
+    import pygit2
+
+    config = Config.load(data_dir, {})
+    leftover = config.wiki_dir / "default" / "api" / "left-by-a-crash.txt"
+    leftover.parent.mkdir(parents=True)
+    leftover.write_text("not a page: only git's recovery commits it\n")
+
+    def committed() -> bool:
+        repo = pygit2.Repository(str(config.wiki_dir))
+        return "default/api/left-by-a-crash.txt" in repo.head.peel(pygit2.Commit).tree
+
+    runtime = Runtime.start(config, settle=False)
+    try:
+        assert runtime.unsettled and not committed()
+        runtime.settle()
+        assert not runtime.unsettled and committed()
+        runtime.settle()  # once only
+    finally:
+        runtime.stop()

@@ -102,3 +102,26 @@ def test_a_deleted_file_is_dropped_even_with_a_stamp(data_dir: Path) -> None:
     file.unlink()
     with started(data_dir) as runtime:
         assert runtime.startup_report is not None and runtime.startup_report.deleted == 1
+
+
+def test_only_the_pages_whose_files_are_gone_are_dropped(data_dir: Path) -> None:
+    other = Scope.of(None, "web")
+    with started(data_dir) as runtime:
+        for scope in (API, other):
+            for name in ("a.md", "b.md"):
+                runtime.wiki.write_page(scope.page(name), f"# {name}\n\nkept\n", {})
+    page_file(data_dir, "a.md").unlink()
+    (data_dir / "wiki" / "default" / "web" / "b.md").unlink()
+    with started(data_dir) as runtime:
+        report = runtime.startup_report
+        assert report is not None and (report.deleted, report.unchanged) == (2, 2)
+        assert sorted(report.changed_paths) == ["default/api/a.md", "default/web/b.md"]
+        left = runtime.readers.read(
+            lambda conn: sorted(
+                f"{row[0]}/{row[1]}"
+                for row in conn.execute("SELECT project, path FROM pages WHERE is_latest = 1")
+            )
+        )
+        assert left == ["api/b.md", "web/a.md"]
+    with started(data_dir) as runtime:  # nothing left to drop
+        assert runtime.startup_report is not None and runtime.startup_report.changed == 0

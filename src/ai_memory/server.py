@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, nullcontext
+from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -82,7 +82,13 @@ def create_app(
         # What hooks spooled while the server was down, then what they spool while it runs.
         drain = start_spool_drain(hooks, config.data_dir, config.hooks.spool_recheck_s)
         try:
-            async with mcp.running(), later.running() if defer else nullcontext():
+            async with AsyncExitStack() as after_start:
+                await after_start.enter_async_context(mcp.running())
+                if start is not None:  # deferred: built, then settled, after the first answers
+                    await after_start.enter_async_context(later.running())
+                    await after_start.enter_async_context(start.after(runtime.settle))
+                elif runtime.unsettled:
+                    await anyio.to_thread.run_sync(runtime.settle)
                 yield
         finally:
             drain.cancel()

@@ -95,7 +95,8 @@ def _serve(data_dir: Path | None, bind: str | None, allow_remote: bool) -> None:
         lock.release()
         raise
     # The start-up check runs beside the server's imports; nothing answers before it ends.
-    early = EarlyStart(partial(Runtime.start, config, watch=True))
+    # What nothing waits for after it (git's recovery commit) waits for the first answers.
+    early = EarlyStart(partial(Runtime.start, config, watch=True, settle=False))
     try:
         if remote:
             _warn_remote(host)

@@ -63,6 +63,21 @@ class LaterStart:
             self.begun = True
             self.waiting -= 1
 
+    @asynccontextmanager
+    async def after(self, work: Callable[[], None]) -> AsyncIterator[None]:
+        """``work`` on a thread once the builds may begin: what nothing waits for."""
+
+        async def run() -> None:
+            await self.wait(lambda: False)
+            await anyio.to_thread.run_sync(work)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            try:
+                yield
+            finally:
+                group.cancel_scope.cancel()
+
     def _quiet(self) -> bool:
         return self.in_flight == 0 and time.monotonic() - self.last_answered >= self.quiet_s
 

@@ -130,7 +130,9 @@ def reconcile(
         if progress:
             progress(done, len(files))
     seen = {(ref.workspace, ref.project, ref.path) for ref in files}
-    report.merge(wiki.writer.call(_delete_missing(wiki, seen), timeout=None))
+    missing = [PageRef(*key) for key in known if key not in seen]
+    if missing:
+        report.merge(wiki.writer.call(_delete_missing(wiki, missing), timeout=None))
     if checkpoint and wiki.checkpointer is not None and report.changed:
         wiki.checkpointer.notify(*report.changed_paths)
     return report
@@ -332,16 +334,23 @@ def _apply(
 
 
 def _delete_missing(
-    wiki: Wiki, seen: set[tuple[str, str, str]]
+    wiki: Wiki, missing: list[PageRef]
 ) -> Callable[[sqlite3.Connection], ReconcileReport]:
+    """Mark deleted the pages the index held when the check began and no file holds now.
+
+    Only those: the latest pages come from the check's one read of the index, not a
+    second pass over it, and a page written since that read (its file after the walk)
+    is left alone. One deleted since is no longer latest and is skipped."""
+
     def command(conn: sqlite3.Connection) -> ReconcileReport:
         report = ReconcileReport()
         now = wiki.clock()
-        for row in conn.execute(pages.ALL_LATEST).fetchall():
-            if (row["workspace"], row["project"], row["path"]) not in seen:
+        for ref in missing:
+            row = pages.latest(conn, ref)
+            if row is not None:
                 pages.mark_deleted(conn, row["id"], now)
                 report.deleted += 1
-                report.changed_paths.append(f"{row['workspace']}/{row['project']}/{row['path']}")
+                report.changed_paths.append(f"{ref.workspace}/{ref.project}/{ref.path}")
         return report
 
     return command
