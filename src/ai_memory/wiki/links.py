@@ -8,7 +8,7 @@ import re
 from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import GLOBAL_PROJECT, PageRef, validate_name
 from ai_memory.core.page import Link
-from ai_memory.core.paths import validate_page_path
+from ai_memory.core.paths import MAX_PATH_BYTES, MAX_SEGMENT_BYTES, validate_page_path
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -17,6 +17,9 @@ _WIKILINK = re.compile(r"\[\[([^\[\]\n|]+)(?:\|([^\[\]\n]*))?\]\]")
 # ``(?<!!)\[``), so the engine scans for the bracket instead of trying every position.
 _MDLINK = re.compile(r"\[(?<!!\[)([^\[\]\n]*)\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# A path every rule of ``validate_page_path`` passes (ASCII words, no hidden or empty
+# segment, a markdown name), so it needs no check beyond the lengths; others get it.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*\.md")
 
 
 def parse_links(body: str, source: PageRef) -> tuple[Link, ...]:
@@ -65,11 +68,21 @@ def _make(
     workspace: str, project: str, path: str, label: str | None, source: PageRef
 ) -> Link | None:
     try:
-        validate_name(workspace, "workspace")
-        validate_name(project, "project")
-        validate_page_path(path)
+        if workspace != source.workspace or project != source.project:
+            validate_name(workspace, "workspace")
+            validate_name(project, "project")
+        if not _plain(path):
+            validate_page_path(path)
     except InvalidInput:
         return None
     if project == GLOBAL_PROJECT and workspace != source.workspace:
         workspace = source.workspace
     return Link(workspace, project, path, (label or "").strip() or None)
+
+
+def _plain(path: str) -> bool:
+    return (
+        _PLAIN_PATH.fullmatch(path) is not None
+        and len(path) <= MAX_PATH_BYTES
+        and all(len(segment) <= MAX_SEGMENT_BYTES for segment in path.split("/"))
+    )

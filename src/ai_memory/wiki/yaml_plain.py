@@ -72,7 +72,8 @@ def _scalar(value: Any) -> str | None:
 def _reads_as_str(value: str) -> bool:
     """Whether the resolver reads ``value``, written plain, back as a string."""
     implicit = Resolver.yaml_implicit_resolvers
-    for _tag, pattern in implicit.get(value[0], []) + implicit.get(None, []):
-        if pattern.match(value):
-            return False
+    for first in (value[0], None):
+        for _tag, pattern in implicit.get(first, ()):
+            if pattern.match(value):
+                return False
     return True
