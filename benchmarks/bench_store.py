@@ -61,14 +61,17 @@ def run_parallel(pages: list[tuple[str, str]], workers: int, write) -> float:  #
     return len(pages) / (time.perf_counter() - start)
 
 
-def bench_wiki(root: Path, pages: list[tuple[str, str]], workers: int) -> tuple[float, Path]:
+def bench_wiki(root: Path, pages: list[tuple[str, str]], workers: int) -> tuple[float, float, Path]:
+    """Pages a second, and the writer thread's CPU milliseconds a page (the serial part)."""
     data_dir = fresh_data_dir(root, f"wiki-{len(pages)}-{workers}")
     runtime = Runtime.start(Config.load(data_dir, {}))
     try:
+        cpu = runtime.writer.thread_cpu_s
         rate = run_parallel(pages, workers, lambda p, b: runtime.wiki.write_page(SCOPE.page(p), b))
+        cpu_ms = (runtime.writer.thread_cpu_s - cpu) * 1000 / len(pages)
     finally:
         runtime.stop()
-    return rate, data_dir
+    return rate, cpu_ms, data_dir
 
 
 def bench_reindex(data_dir: Path) -> tuple[float, int]:
@@ -135,8 +138,12 @@ def main() -> None:
 def bench_writes(root: Path, size: int) -> None:
     pages = corpus(size)
     for workers in (1, 8):
-        rate, data_dir = bench_wiki(root, pages, workers)
-        print(f"Wiki.write_page  {size:>6} pages  {workers} writer(s): {rate:8.0f} pages/s")
+        load = os.getloadavg()[0]
+        rate, cpu_ms, data_dir = bench_wiki(root, pages, workers)
+        print(
+            f"Wiki.write_page  {size:>6} pages  {workers} writer(s): {rate:8.0f} pages/s   "
+            f"writer thread CPU {cpu_ms:.2f} ms/page   (load {load:.1f})"
+        )
     for workers in (1, 8):
         print(http_line(size, workers, bench_http(root, pages, workers)))
     startup = bench_startup(data_dir)

@@ -137,6 +137,15 @@ class Writer:
         return self._queue.qsize()
 
     @property
+    def thread_cpu_s(self) -> float:
+        """CPU seconds the writer thread has used (0 where the platform cannot say)."""
+        ident = self._thread.ident if self._thread is not None else None
+        try:
+            return time.clock_gettime(time.pthread_getcpuclockid(ident)) if ident else 0.0
+        except (AttributeError, OSError):
+            return 0.0
+
+    @property
     def oldest_wait_s(self) -> float:
         """How long the oldest command still queued has waited so far (0 when none): a
         writer stuck in one long transaction shows here before any wait is recorded."""
