@@ -135,7 +135,10 @@ class FileStage:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(item.target)
                 directories.add(os.path.dirname(item.target))
-            self._pool.run_all(fsync_dir, list(directories))
+            if len(directories) == 1:  # no other to wait for at the same time
+                fsync_dir(directories.pop())
+            else:
+                self._pool.run_all(fsync_dir, list(directories))
         except BaseException:
             for item in staged:
                 _forget(item)

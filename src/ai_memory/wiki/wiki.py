@@ -154,6 +154,10 @@ class Wiki:
             frontmatter["updated"] = now
             doc = build_document(ref, frontmatter, parsed.body)
             check_written(ref.path, doc.text, block_bytes(doc.text), self.max_page_bytes)
+            # The file lands before the transaction commits: a crash in between leaves a
+            # file the index re-derives at start, never a row without a file. Staged first,
+            # its write and fsync go on while the rows below are inserted.
+            self.writer.files.write(path, doc.text.encode("utf-8"))
             if current is None:  # a page's project exists (its rows' foreign key says so)
                 pages.ensure_project(conn, ref.scope, now)
             page_id, version = pages.insert_after(conn, ref, doc, last, now=now, actor=actor)
@@ -165,9 +169,6 @@ class Wiki:
                 ref=ref,
                 detail={"page_id": page_id, "version": version},
             )
-            # The file lands before the transaction commits: a crash in between
-            # leaves a file the index re-derives at start, never a row without a file.
-            self.writer.files.write(path, doc.text.encode("utf-8"))
             return _result(ref, page_id, version, changed=True, created=current is None)
 
         return Rerunnable(command)
