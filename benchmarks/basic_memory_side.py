@@ -9,7 +9,8 @@ it, indexes it again with ``basic-memory reindex --full``, then starts
 Prints one JSON line: p50/p95 in ms, and the seconds each step took as a whole
 process: ``project add`` (``add_s``: it indexes the new notes before it
 returns) and ``reindex --full --search`` (``full_reindex_s``: it indexes every
-note again; skipped with ``--add-only``).
+note again; skipped with ``--add-only``), with the CPU time (user + system) of
+each (``add_cpu_s``, ``full_reindex_cpu_s``).
 Standard library plus the ``mcp`` package basic-memory itself depends on.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -66,9 +68,13 @@ def main() -> int:
         commands["full_reindex_s"] = ["reindex", "--full", "--search", "--project", "bench"]
     steps = {}
     for name, args in commands.items():
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         subprocess.run([cli, *args], env=env, check=True, stdout=subprocess.DEVNULL)
         steps[name] = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        steps[name.replace("_s", "_cpu_s")] = cpu  # user + system, less inflated by load
     queries = json.loads(queries_file.read_text())
     times = sorted(asyncio.run(ask(cli, env, queries)))
     p95 = times[int(0.95 * (len(times) - 1))]
