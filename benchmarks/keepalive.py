@@ -54,14 +54,19 @@ class Connection:
         )
         try:
             self.writer.write(head.encode() + body)
-            status_line = await self.reader.readline()
+            top = await self.reader.readuntil(b"\r\n\r\n")
         except ConnectionError:
             return None
-        if not status_line:
+        except asyncio.IncompleteReadError as exc:
+            if exc.partial:  # an answer cut short is the server's failure, not a closed idle
+                raise
             return None
+        # One read of the status line and headers, parsed at once: the client shares the
+        # machine with the server, and a read per line cost it more than the parsing.
+        status_line, *lines = top[:-4].split(b"\r\n")
         length = 0
         closing = False
-        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+        for line in lines:
             name, _, value = line.partition(b":")
             name = name.strip().lower()
             if name == b"content-length":
