@@ -195,8 +195,9 @@ def test_a_start_left_unsettled_commits_what_a_crash_left_once_settled(data_dir:
     runtime = Runtime.start(config, settle=False)
     try:
         assert runtime.unsettled and not committed()
+        assert "sanitizer" not in vars(runtime)  # compiled by the first event, or by settle
         runtime.settle()
-        assert not runtime.unsettled and committed()
+        assert not runtime.unsettled and committed() and "sanitizer" in vars(runtime)
         runtime.settle()  # once only
     finally:
         runtime.stop()
