@@ -78,10 +78,17 @@ class IngestGroups:
     async def _submit(
         self, events: Sequence[HookEvent], who: Principal | None
     ) -> list[IngestOutcome]:
-        future = self.writer.submit(store_command(events, who=who), timeout=0)
+        # Answered through ``waiter``: the writer wakes this loop once for its whole batch and
+        # resolves the future in place (``wrap_future`` chains a second future, copied over).
+        waiter: asyncio.Future[list[IngestOutcome]] = asyncio.get_running_loop().create_future()
+        future = self.writer.submit(store_command(events, who=who), timeout=0, waiter=waiter)
         self.commands += 1
         self.events += len(events)
-        return await asyncio.wrap_future(future)
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            future.cancel()  # dropped unless it is running already
+            raise
 
     def _flush(self) -> None:
         """Send what waits, one group per caller, while there is room."""
