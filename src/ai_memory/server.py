@@ -102,8 +102,15 @@ def create_app(
             if llm is not None:
                 await llm.aclose()
 
+    # FastAPI's own OpenTelemetry is off: it asked the global providers on every request,
+    # and the server's figures are its own metrics (/metrics, status).
     app = FastAPI(
-        title="ai-memory", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None
+        title="ai-memory",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     install_error_handlers(app)
     app.state.metrics = Metrics()
