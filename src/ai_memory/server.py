@@ -32,6 +32,7 @@ from ai_memory.web import search as search_api
 from ai_memory.web.connections import ConnectionLimits, protocol_class
 from ai_memory.web.errors import install_error_handlers
 from ai_memory.web.hook_asgi import HookRoutes
+from ai_memory.web.hook_fast import HookFast
 from ai_memory.web.keyauth import KeyAuthenticator
 from ai_memory.web.later import LaterRoutes, LaterStart
 from ai_memory.web.middleware import BearerAuth, BodyLimit, HostCheck, InFlightLimit
@@ -148,6 +149,7 @@ def create_app(
         cookies=CookieAuthenticator(lambda: getattr(app.state, "runtime", None), token),
     )
     app.add_middleware(HostCheck, bind_host=parse_bind(config.server.bind)[0])
+    app.add_middleware(HookFast)  # the hook routes: the checks above folded into one call
     if start is not None:
         app.add_middleware(start.track)  # outermost: every request counts
     return app

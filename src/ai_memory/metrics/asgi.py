@@ -54,13 +54,18 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, watch)
         finally:
-            elapsed = time.perf_counter() - started
-            if route is not None:
-                self.metrics.deliveries.labels(route, outcome_of(status)).inc()
-            if route == "hook":
-                self.metrics.hook_answered(admission_of(status, duplicate), elapsed)
-            if surface is not None:
-                self.metrics.query_seconds.labels(surface).observe(elapsed)
+            self.record(route, surface, status, duplicate, time.perf_counter() - started)
+
+    def record(
+        self, route: str | None, surface: str | None, status: int, duplicate: bool, elapsed: float
+    ) -> None:
+        """Count one answered request of a delivery ``route`` or a query ``surface``."""
+        if route is not None:
+            self.metrics.delivered(route, outcome_of(status))
+        if route == "hook":
+            self.metrics.hook_answered(admission_of(status, duplicate), elapsed)
+        if surface is not None:
+            self.metrics.query_seconds.labels(surface).observe(elapsed)
 
     async def _peek_tool(self, receive: Receive) -> tuple[Receive, str | None]:
         """Count a ``tools/call`` by its tool's access; a query also gets timed."""

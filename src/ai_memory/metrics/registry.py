@@ -65,11 +65,15 @@ class Metrics:
             "Unix time of the newest audited write",
             registry=r,
         )
-        for result in ADMISSION_RESULTS:
-            self.hook_admissions.labels(result)
-        for route in DELIVERY_ROUTES:
-            for outcome in DELIVERY_OUTCOMES:
-                self.deliveries.labels(route, outcome)
+        # Every labelled child made up front, and kept: looking one up per request takes a lock.
+        self._admitted = {
+            result: self.hook_admissions.labels(result) for result in ADMISSION_RESULTS
+        }
+        self._delivered = {
+            (route, outcome): self.deliveries.labels(route, outcome)
+            for route in DELIVERY_ROUTES
+            for outcome in DELIVERY_OUTCOMES
+        }
         for access in TOOL_ACCESS:
             self.tool_calls.labels(access)
         for surface in QUERY_SURFACES:
@@ -78,8 +82,11 @@ class Metrics:
         self._waits = WriterWaits()
         r.register(self._waits)
 
+    def delivered(self, route: str, outcome: str) -> None:
+        self._delivered[route, outcome].inc()
+
     def hook_answered(self, result: str, seconds: float) -> None:
-        self.hook_admissions.labels(result).inc()
+        self._admitted[result].inc()
         self.hook_seconds.observe(seconds)
         self._slow.append((time.monotonic(), seconds))
 

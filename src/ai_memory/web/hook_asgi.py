@@ -41,15 +41,24 @@ class HookRoutes:
             return
         try:
             raw = await read_body(receive)
-            if raw is None:
-                return  # the client left mid-body; nothing to answer
-            if path == "/hook":
-                status, body = await _one(service, scope, raw)
-            else:
-                status, body = await _batch(service, scope, raw)
         except Exception as exc:
             status, body = failure(exc, f"POST {path}")
+        else:
+            if raw is None:
+                return  # the client left mid-body; nothing to answer
+            status, body = await self.respond(service, path, scope, raw)
         await answer(send, status, body)
+
+    async def respond(
+        self, service: HookService, path: str, scope: Scope, raw: bytes
+    ) -> tuple[int, bytes]:
+        """The status and body ``POST path`` with body ``raw`` is answered with."""
+        try:
+            if path == "/hook":
+                return await _one(service, scope, raw)
+            return await _batch(service, scope, raw)
+        except Exception as exc:
+            return failure(exc, f"POST {path}")
 
 
 async def _one(service: HookService, scope: Scope, raw: bytes) -> tuple[int, bytes]:

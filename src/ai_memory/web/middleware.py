@@ -103,9 +103,17 @@ class BearerAuth:
         if path in PUBLIC_PATHS or (scope["type"] == "http" and (path, method) in WEB_OPEN):
             await self.app(scope, receive, send)
             return
+        principal = await self.admit(scope, send)
+        if principal is not None:
+            await self._as(principal, scope, receive, send)
+
+    async def admit(self, scope: Scope, send: Send) -> Principal | None:
+        """Who the request authenticates as; None once it has been answered (400, 401, or
+        a browser sent to the sign-in page). The key is looked up on every request."""
+        path, method = scope["path"], scope.get("method", "")
         raw = scope.get("headers") or []
         headers = dict(raw)
-        if sum(1 for name, _ in raw if name == b"authorization") > 1:
+        if len(headers) != len(raw) and sum(1 for name, _ in raw if name == b"authorization") > 1:
             await send_json(
                 send,
                 400,
@@ -115,24 +123,20 @@ class BearerAuth:
                 },
                 [],
             )
-            return
+            return None
         given = headers.get(b"authorization", b"")
         if hmac.compare_digest(given, self.expected):
-            await self._as(Principal.root(), scope, receive, send)
-            return
+            return Principal.root()
         user = await self._key_user(given)
         if user is not None:
-            await self._as(user, scope, receive, send)
-            return
+            return user
         if scope["type"] == "http" and webauth.accepts_cookie(method, path):
             signed_in = await self.cookies(headers.get(b"cookie", b""))
             if signed_in is not None:
-                # A POST still needs its CSRF token.
-                await self._as(signed_in, scope, receive, send)
-                return
+                return signed_in  # a POST still needs its CSRF token
             if method in ("GET", "HEAD"):
                 await redirect_to_login(send, scope)
-                return
+                return None
         message = (
             "missing bearer token"
             if not given
@@ -146,6 +150,7 @@ class BearerAuth:
             {"error": "unauthorized", "message": message},
             [(b"www-authenticate", b'Bearer realm="ai-memory"')],
         )
+        return None
 
     async def _key_user(self, given: bytes) -> Principal | None:
         if not given.startswith(b"Bearer aim_"):
@@ -164,25 +169,9 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(send, int(declared))
+        body = await self.read(scope, receive, send)
+        if body is None:
             return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client left mid-body: a partial body reaches no handler
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                await self._refuse(send, size)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
         sent = False
 
         async def replay() -> Message:
@@ -193,6 +182,28 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def read(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
+        """The whole body; None once a body over the limit was refused (413), or when the
+        client left mid-body (a partial body reaches no handler)."""
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(send, int(declared))
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return None
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await self._refuse(send, size)
+                return None
+            if not message.get("more_body", False):
+                return b"".join(chunks) + chunk if chunks else chunk
+            chunks.append(chunk)
 
     async def _refuse(self, send: Send, size: int) -> None:
         await send_json(
@@ -217,13 +228,20 @@ class HostCheck:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        refusal = self.refusal(scope)
+        if refusal is not None:
+            await send_json(send, *refusal, [])
+            return
+        await self.app(scope, receive, send)
+
+    def refusal(self, scope: Scope) -> tuple[int, dict[str, str]] | None:
+        """The status and body a request breaking the rule is answered with; None if it passes."""
         raw = scope.get("headers") or []
         hosts = [value for name, value in raw if name == b"host"]
         problem = self.rule.host_problem(hosts)
         if problem is not None:
             status, code = (400, "invalid_request") if len(hosts) != 1 else (421, "wrong_host")
-            await send_json(send, status, {"error": code, "message": problem}, [])
-            return
+            return status, {"error": code, "message": problem}
         origins = [value for name, value in raw if name == b"origin"]
         method = scope.get("method", "GET")
         if origins and self.rule.checks_origin(method, webauth.is_web_path(scope["path"])):
@@ -233,11 +251,8 @@ class HostCheck:
                 else self.rule.origin_problem(origins[0], hosts[0] if hosts else b"")
             )
             if origin_problem is not None:
-                await send_json(
-                    send, 403, {"error": "forbidden_origin", "message": origin_problem}, []
-                )
-                return
-        await self.app(scope, receive, send)
+                return 403, {"error": "forbidden_origin", "message": origin_problem}
+        return None
 
 
 class InFlightLimit:
@@ -257,18 +272,22 @@ class InFlightLimit:
             await self.app(scope, receive, send)
             return
         if self.active >= self.limit:
-            await send_json(
-                send,
-                503,
-                {
-                    "error": "busy",
-                    "message": f"the server is handling {self.active} requests; retry shortly",
-                },
-                [(b"retry-after", b"1")],
-            )
+            await self.refuse(send)
             return
         self.active += 1
         try:
             await self.app(scope, receive, send)
         finally:
             self.active -= 1
+
+    async def refuse(self, send: Send) -> None:
+        """503: ``limit`` requests are being handled already."""
+        await send_json(
+            send,
+            503,
+            {
+                "error": "busy",
+                "message": f"the server is handling {self.active} requests; retry shortly",
+            },
+            [(b"retry-after", b"1")],
+        )
