@@ -54,6 +54,7 @@ class _Staged:
     target: str
     temp: str | None  # None: delete the target
     synced: Done | None = None  # the temp file written and fsynced
+    opened: Done | None = None  # the temp file created (when that happens on the pool too)
 
 
 class FileStage:
@@ -80,10 +81,9 @@ class FileStage:
         ``pathlib`` cost more than the system calls."""
         target = os.fspath(path)
         if self._deferred:
-            temp = _temp_name(target)
-            self._staged.append(
-                _Staged(target, temp, self._pool.submit(_create, target, temp, data))
-            )
+            temp, opened = _temp_name(target), Done()
+            synced = self._pool.submit(_create, target, temp, data, opened)
+            self._staged.append(_Staged(target, temp, synced, opened))
             return
         _check_target(target)
         try:
@@ -106,10 +106,12 @@ class FileStage:
         return len(self._staged)
 
     def check_since(self, mark: int) -> None:
-        """Wait for the files staged since ``mark``; raise the first one's failure."""
+        """Wait until the temp files staged since ``mark`` with opens deferred exist; raise
+        the first one's failure to be created. Their write and fsync go on (and a failure
+        there fails the batch at :meth:`publish`, as for any staged file)."""
         for item in self._staged[mark:]:
-            if item.synced is not None:
-                item.synced.result()
+            if item.opened is not None:
+                item.opened.result()
 
     def discard_since(self, mark: int) -> None:
         """Forget what a failed command staged."""
@@ -208,15 +210,21 @@ def _temp_name(target: str) -> str:
     return os.path.join(folder, temp)
 
 
-def _create(target: str, temp: str, data: bytes) -> None:
+def _create(target: str, temp: str, data: bytes, opened: Done) -> None:
     """Create, write, fsync and close a temp file (on a pool thread); a folder where the
-    file goes fails it as in :meth:`FileStage.write`."""
-    _check_target(target)
+    file goes fails it as in :meth:`FileStage.write`. ``opened`` is set once the file
+    exists (or cannot)."""
     try:
-        handle = open(temp, "xb")  # noqa: SIM115 (closed by _fill)
-    except FileNotFoundError:
-        os.makedirs(os.path.dirname(temp), exist_ok=True)
-        handle = open(temp, "xb")  # noqa: SIM115
+        _check_target(target)
+        try:
+            handle = open(temp, "xb")  # noqa: SIM115 (closed by _fill)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(temp), exist_ok=True)
+            handle = open(temp, "xb")  # noqa: SIM115
+    except BaseException as exc:
+        opened.set(exc)
+        raise
+    opened.set(None)
     _fill(handle, data)
 
 

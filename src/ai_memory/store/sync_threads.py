@@ -28,7 +28,8 @@ class Done:
         self._lock.acquire()
         self.error: BaseException | None = None
 
-    def _set(self, error: BaseException | None) -> None:
+    def set(self, error: BaseException | None) -> None:
+        """Mark it done (once), with its error if it failed."""
         self.error = error
         self._lock.release()
 
@@ -85,7 +86,7 @@ class SyncThreads:
             try:
                 function(*args)
             except BaseException as exc:  # handed to the waiter, which raises it
-                done._set(exc)
+                done.set(exc)
             else:
-                done._set(None)
+                done.set(None)
             del task, function, args, done
