@@ -11,7 +11,7 @@ from pathlib import Path
 from ai_memory.config import Config
 from ai_memory.core.identity import Scope
 from ai_memory.runtime import Runtime
-from ai_memory.wiki.reindex import reconcile
+from ai_memory.wiki.reindex import ReconcileReport, reconcile, survey
 
 API = Scope.of(None, "api")
 HOUR_NS = 3600 * 10**9
@@ -125,3 +125,29 @@ def test_only_the_pages_whose_files_are_gone_are_dropped(data_dir: Path) -> None
         assert left == ["api/b.md", "web/a.md"]
     with started(data_dir) as runtime:  # nothing left to drop
         assert runtime.startup_report is not None and runtime.startup_report.changed == 0
+
+
+def test_the_survey_reads_only_what_its_stamp_does_not_vouch_for(tmp_path: Path) -> None:
+    root = tmp_path / "wiki"
+    for name in ("stamped.md", "unstamped.md", "new.md", "recent.md"):
+        (root / "default" / "api" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "default" / "api" / name).write_text(f"# {name}\n")
+    (root / "loose.md").write_text("not inside <workspace>/<project>/\n")
+    (root / ".git" / "x.md").parent.mkdir()
+    (root / ".git" / "x.md").write_text("a dot-folder's file is no page\n")
+    for name in ("stamped.md", "unstamped.md", "new.md"):
+        age(root / "default" / "api" / name)
+    stamped = root / "default" / "api" / "stamped.md"
+    key = ("default", "api", "stamped.md")
+    known = {
+        key: "h1",
+        ("default", "api", "unstamped.md"): "h2",
+        ("default", "api", "recent.md"): "h3",
+    }
+    stamps = {key: (stamped.stat().st_size, stamped.stat().st_mtime_ns)}
+    report = ReconcileReport()
+    keys, stats, to_read = survey(str(root), report, known, stamps)
+    assert [k[2] for k in keys] == ["new.md", "recent.md", "stamped.md", "unstamped.md"]
+    assert [ref.path for ref in to_read] == ["new.md", "recent.md", "unstamped.md"]
+    assert sorted(k[2] for k in stats) == ["new.md", "stamped.md", "unstamped.md"]  # settled
+    assert len(report.warnings) == 1 and "loose.md" in report.warnings[0]

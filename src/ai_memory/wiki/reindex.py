@@ -66,19 +66,39 @@ class ReconcileReport:
         self.changed_paths.extend(other.changed_paths)
 
 
-def scan(
-    root: Path, report: ReconcileReport, known: Container[Key] = frozenset()
-) -> Iterator[PageRef]:
-    """Every page file under ``root`` laid out as ``<workspace>/<project>/<path>.md``.
+def survey(
+    root: str, report: ReconcileReport, known: Container[Key], stamps: dict[Key, Stat]
+) -> tuple[list[Key], dict[Key, Stat], list[PageRef]]:
+    """Every page file under ``root`` (laid out as ``<workspace>/<project>/<path>.md``):
+    its key, the size and mtime of those settled for a while, and those to read (their
+    stat is not their ``stamps`` entry). One pass, keyed by plain tuples: a page object
+    is made only for a file to read.
 
     A path the index holds (``known``) was validated when it was indexed.
     """
-    for relative in markdown_files(root):
+    settled_before = time.time_ns() - SETTLED_NS
+    keys: list[Key] = []
+    stats: dict[Key, Stat] = {}
+    to_read: list[PageRef] = []
+    for relative in markdown_files(Path(root)):
         parts = relative.split("/", 2)
-        if len(parts) == 3 and (parts[0], parts[1], parts[2]) in known:
-            yield PageRef(parts[0], parts[1], parts[2])
+        if len(parts) == 3 and (key := (parts[0], parts[1], parts[2])) in known:
+            ref = None
         elif (ref := _ref_for(relative, report)) is not None:
-            yield ref
+            key, relative = _key(ref), ref.relpath
+        else:
+            continue
+        keys.append(key)
+        try:
+            info = os.stat(f"{root}/{relative}")
+        except OSError:  # gone or unreadable: reading it reports why
+            info = None
+        if info is not None and info.st_mtime_ns < settled_before:
+            stat = stats[key] = (info.st_size, info.st_mtime_ns)
+            if stat == stamps.get(key):
+                continue  # what it was when it hashed to what the index holds
+        to_read.append(ref or PageRef(*key))
+    return keys, stats, to_read
 
 
 def markdown_files(root: Path) -> list[str]:
@@ -107,13 +127,11 @@ def reconcile(
     # derived rows are being rebuilt; one whose size and mtime are those it had when it
     # last hashed to that is not even read. That keeps a start over a large wiki short.
     known, current = wiki.readers.read(latest_with_stamps)
-    files = list(scan(wiki.root, report, known))
+    # Every file's stat is taken before any file is read: an edit since moves it.
+    files, stats, to_read = survey(str(wiki.root), report, known, {} if full else current)
     report.files = len(files)
     if full:
         wiki.writer.call(pages.clear_derived, timeout=None)
-    stats = _stat_all(str(wiki.root), files)  # before any file is read: an edit moves it
-    stamps = {} if full else current
-    to_read = [ref for ref in files if not _trusted(stats.get(ref), stamps.get(_key(ref)))]
     report.unchanged = done = len(files) - len(to_read)
     chunks = _chunks(str(wiki.root), to_read, known, full)
     parsed = pool.stream(chunks) if pool is not None else map(parse_chunk, chunks)
@@ -129,7 +147,7 @@ def reconcile(
         done += _settle(in_flight.popleft(), report)
         if progress:
             progress(done, len(files))
-    seen = {(ref.workspace, ref.project, ref.path) for ref in files}
+    seen = set(files)
     missing = [PageRef(*key) for key in known if key not in seen]
     if missing:
         report.merge(wiki.writer.call(_delete_missing(wiki, missing), timeout=None))
@@ -142,31 +160,12 @@ def _key(ref: PageRef) -> Key:
     return (ref.workspace, ref.project, ref.path)
 
 
-def _stat_all(root: str, files: list[PageRef]) -> dict[PageRef, Stat]:
-    """Size and mtime of every file; only files settled for a while get one."""
-    settled_before = time.time_ns() - SETTLED_NS
-    stats: dict[PageRef, Stat] = {}
-    for ref in files:
-        try:
-            info = os.stat(f"{root}/{ref.relpath}")
-        except OSError:
-            continue  # gone or unreadable: reading it reports why
-        if info.st_mtime_ns < settled_before:
-            stats[ref] = (info.st_size, info.st_mtime_ns)
-    return stats
-
-
-def _trusted(stat: Stat | None, stamp: Stat | None) -> bool:
-    """The file is what it was when it hashed to what the index holds."""
-    return stat is not None and stat == stamp
-
-
 def _fresh_stamps(
-    outcomes: list[Outcome], known: dict[Key, str], stats: dict[PageRef, Stat]
+    outcomes: list[Outcome], known: dict[Key, str], stats: dict[Key, Stat]
 ) -> list[tuple[Key, Stamp]]:
     fresh: list[tuple[Key, Stamp]] = []
     for outcome in outcomes:
-        stat = stats.get(outcome.ref)
+        stat = stats.get(_key(outcome.ref))
         digest_ = outcome.doc.content_hash if outcome.doc is not None else None
         if digest_ is None and outcome.unchanged:
             digest_ = known.get(_key(outcome.ref))
