@@ -90,13 +90,14 @@ def response_text(value: object, limit: int = 65536) -> str:
 
 def exit_code(response: object, error: object, given: object) -> int | None:
     """The exit status a call reported, from its field or its text ("Exit code 2")."""
-    for value in (given, *(_field(response, key) for key in _EXIT_KEYS)):
-        if isinstance(value, bool):
-            continue
-        if isinstance(value, int) and -1000 < value < 10000:
-            return value
-        if isinstance(value, str) and re.fullmatch(r"-?\d{1,4}", value.strip()):
-            return int(value)
+    code = _code(given)
+    if code is None and isinstance(response, Mapping):
+        for key in _EXIT_KEYS:
+            code = _code(response.get(key))
+            if code is not None:
+                break
+    if code is not None:
+        return code
     for text in (error, response):
         if isinstance(text, str):
             found = _EXIT_IN_TEXT.search(text[:4096])
@@ -105,8 +106,15 @@ def exit_code(response: object, error: object, given: object) -> int | None:
     return None
 
 
-def _field(value: object, key: str) -> object:
-    return value.get(key) if isinstance(value, Mapping) else None
+def _code(value: object) -> int | None:
+    """An exit status given as a number or its digits (a flag, out of range: none)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if -1000 < value < 10000 else None
+    if isinstance(value, str) and re.fullmatch(r"-?\d{1,4}", value.strip()):
+        return int(value)
+    return None
 
 
 def _part(value: object, limit: int) -> str:
