@@ -169,6 +169,7 @@ def run(app: FastAPI, settings: ServerSettings) -> None:
         loop="auto",  # uvloop where it is installed (not on Windows): less CPU per request
         timeout_keep_alive=settings.keep_alive_s,
         log_level="warning",
+        access_log=False,  # its lines are below the level anyway; each answer built their text
         lifespan="on",
         timeout_graceful_shutdown=10,
     )
