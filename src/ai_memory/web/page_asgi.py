@@ -44,14 +44,26 @@ class PageWriteRoute:
         self.runtime = runtime
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        match = _route(scope)
+        match = page_route(scope)
         runtime = self.runtime() if match is not None else None
-        if match is None or runtime is None or not _json_content(scope):
+        if match is None or runtime is None or not json_content(scope):
             await self.app(scope, receive, send)
             return
         raw = await read_body(receive)
         if raw is None:
             return  # the client left mid-body; nothing to answer
+        await self.respond(runtime, match, scope, raw, receive, send)
+
+    async def respond(
+        self,
+        runtime: Runtime,
+        match: tuple[str, str, str],
+        scope: Scope,
+        raw: bytes,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Answer a page PUT whose body ``raw`` is read (``receive`` is what follows it)."""
         page = _page(raw)
         if page is None:  # FastAPI answers it, with its own words for what is wrong
             await self.app(scope, _replay(raw, receive), send)
@@ -93,14 +105,15 @@ def written(result: WriteResult) -> bytes:
     ).encode()
 
 
-def _route(scope: Scope) -> tuple[str, str, str] | None:
+def page_route(scope: Scope) -> tuple[str, str, str] | None:
+    """Workspace, project and page path of a page PUT the route answers; None otherwise."""
     if scope["type"] != "http" or scope["method"] != "PUT" or scope.get("root_path"):
         return None
     match = _PAGE.match(scope["path"])
     return None if match is None else (match[1], match[2], match[3])
 
 
-def _json_content(scope: Scope) -> bool:
+def json_content(scope: Scope) -> bool:
     """Whether FastAPI would read the body as JSON: a JSON content type (with none, its
     strict content-type check refuses the body, so the route answers that case)."""
     values = [v for k, v in scope["headers"] if k == b"content-type"]

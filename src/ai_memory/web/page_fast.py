@@ -1,0 +1,90 @@
+"""The page PUT through the middleware stack's checks in one call, as the hook routes are.
+
+A page write's request went through the same six middlewares as a hook event
+(Host/Origin, auth, in-flight cap, body cap, metrics, the hook routes), each a
+coroutine awaiting the next, before :class:`~ai_memory.web.page_asgi.PageWriteRoute`
+answered it. This layer sits just outside them (and outside the hook routes' own
+fold) and, for a page PUT the route would answer, runs the very same checks on the
+very same objects in the same order (the metrics count nothing for this path, the
+hook routes pass it on), then hands the read body to the route. Every other
+request goes through the stack unchanged, and so does every request if the stack
+is not the one this layer expects.
+"""
+
+from __future__ import annotations
+
+from ai_memory.core.principal import PRINCIPAL_KEY
+from ai_memory.runtime import Runtime
+from ai_memory.store.acting import act_as, restore
+from ai_memory.web.hook_fast import HookFast, _Stack, stack_of
+from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send, send_json
+from ai_memory.web.page_asgi import PageWriteRoute, json_content, page_route
+
+
+class PageFast:
+    """Answers a page PUT with the checks of the stack inside it, folded into one call."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self._looked = False
+        self._stack: _Stack | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        match = page_route(scope) if scope["type"] == "http" else None
+        if match is not None:
+            stack = self._found()
+            runtime = _route(stack).runtime() if stack is not None else None
+            if stack is not None and runtime is not None and json_content(scope):
+                await self._page(stack, runtime, match, scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _found(self) -> _Stack | None:
+        """The stack inside, found once; None unless it is exactly the expected one with
+        the page route innermost."""
+        if not self._looked:
+            self._looked = True
+            inside = self.app.app if type(self.app) is HookFast else self.app
+            stack = stack_of(inside)
+            inner = getattr(stack.routes, "app", None) if stack is not None else None
+            self._stack = stack if type(inner) is PageWriteRoute else None
+        return self._stack
+
+    async def _page(
+        self,
+        stack: _Stack,
+        runtime: Runtime,
+        match: tuple[str, str, str],
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        refusal = stack.host.refusal(scope)
+        if refusal is not None:
+            await send_json(send, *refusal, [])
+            return
+        who = await stack.auth.admit(scope, send)
+        if who is None:
+            return  # answered already
+        scope[PRINCIPAL_KEY] = who
+        token = act_as(who)
+        limit = stack.in_flight
+        try:
+            if limit.active >= limit.limit:
+                await limit.refuse(send)
+                return
+            limit.active += 1
+            try:
+                raw = await stack.body.read(scope, receive, send)
+                if raw is not None:  # None: refused as too large, or the client left
+                    await _route(stack).respond(runtime, match, scope, raw, receive, send)
+            finally:
+                limit.active -= 1
+        finally:
+            restore(token)
+
+
+def _route(stack: _Stack) -> PageWriteRoute:
+    """The page route just inside the hook routes (``_found`` checked it is one)."""
+    route: PageWriteRoute = stack.routes.app  # type: ignore[assignment]
+    return route
