@@ -13,11 +13,10 @@ is not the one this layer expects.
 
 from __future__ import annotations
 
-from ai_memory.core.principal import PRINCIPAL_KEY
 from ai_memory.runtime import Runtime
-from ai_memory.store.acting import act_as, restore
-from ai_memory.web.hook_fast import HookFast, _Stack, stack_of
-from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send, send_json
+from ai_memory.web.fast_stack import Stack, run_admitted, stack_of
+from ai_memory.web.hook_fast import HookFast
+from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send
 from ai_memory.web.page_asgi import PageWriteRoute, json_content, page_route
 
 
@@ -27,7 +26,7 @@ class PageFast:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self._looked = False
-        self._stack: _Stack | None = None
+        self._stack: Stack | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         match = page_route(scope) if scope["type"] == "http" else None
@@ -39,7 +38,7 @@ class PageFast:
                 return
         await self.app(scope, receive, send)
 
-    def _found(self) -> _Stack | None:
+    def _found(self) -> Stack | None:
         """The stack inside, found once; None unless it is exactly the expected one with
         the page route innermost."""
         if not self._looked:
@@ -52,39 +51,20 @@ class PageFast:
 
     async def _page(
         self,
-        stack: _Stack,
+        stack: Stack,
         runtime: Runtime,
         match: tuple[str, str, str],
         scope: Scope,
         receive: Receive,
         send: Send,
     ) -> None:
-        refusal = stack.host.refusal(scope)
-        if refusal is not None:
-            await send_json(send, *refusal, [])
-            return
-        who = await stack.auth.admit(scope, send)
-        if who is None:
-            return  # answered already
-        scope[PRINCIPAL_KEY] = who
-        token = act_as(who)
-        limit = stack.in_flight
-        try:
-            if limit.active >= limit.limit:
-                await limit.refuse(send)
-                return
-            limit.active += 1
-            try:
-                raw = await stack.body.read(scope, receive, send)
-                if raw is not None:  # None: refused as too large, or the client left
-                    await _route(stack).respond(runtime, match, scope, raw, receive, send)
-            finally:
-                limit.active -= 1
-        finally:
-            restore(token)
+        async def respond(raw: bytes) -> None:
+            await _route(stack).respond(runtime, match, scope, raw, receive, send)
+
+        await run_admitted(stack, scope, receive, send, respond)
 
 
-def _route(stack: _Stack) -> PageWriteRoute:
+def _route(stack: Stack) -> PageWriteRoute:
     """The page route just inside the hook routes (``_found`` checked it is one)."""
     route: PageWriteRoute = stack.routes.app  # type: ignore[assignment]
     return route
