@@ -10,8 +10,10 @@ def utc_now() -> datetime:
 
 
 def iso(moment: datetime) -> str:
-    utc = moment.astimezone(UTC)
-    return f"{utc.year:04d}" + utc.strftime("-%m-%dT%H:%M:%S.%fZ")  # "%Y" gives "999"
+    """``isoformat`` pads the year to four digits (``strftime("%Y")`` gives "999") and is
+    several times quicker than ``strftime``; a moment already in UTC skips the shift."""
+    utc = moment if moment.tzinfo is UTC else moment.astimezone(UTC)
+    return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def parse_iso(value: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from ai_memory.core.errors import InvalidPath
@@ -17,6 +18,7 @@ MAX_SEGMENT_BYTES = MAX_NAME_BYTES - len(TEMP_PREFIX) - 1 - TEMP_TOKEN_HEX
 # PATH_MAX everywhere (1024 bytes on macOS).
 MAX_PATH_BYTES = 512
 _FORBIDDEN_CHARS = frozenset('\\:*?"<>|')
+_CONTROL_CHAR = re.compile("[\x00-\x1f\x7f]")
 
 
 def validate_page_path(path: str) -> str:
@@ -28,17 +30,18 @@ def validate_page_path(path: str) -> str:
     """
     if not isinstance(path, str) or not path.strip():
         raise InvalidPath("page path is empty")
-    shown = repr(path)[:300]  # repr escapes what cannot be printed, surrogates included
-    if any(ord(c) < 32 or c == "\x7f" for c in path):
-        raise InvalidPath(f"page path {shown} contains control characters")
+    if _CONTROL_CHAR.search(path):
+        raise InvalidPath(f"page path {_shown(path)} contains control characters")
     problem = text_problem(path)
     if problem:
-        raise InvalidPath(f"page path {shown} {problem}")
+        raise InvalidPath(f"page path {_shown(path)} {problem}")
     if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
-        raise InvalidPath(f"page path {shown} is absolute; give it relative to the project")
+        raise InvalidPath(f"page path {_shown(path)} is absolute; give it relative to the project")
     bad = sorted(set(path) & _FORBIDDEN_CHARS)
     if bad:
-        raise InvalidPath(f"page path {shown} contains forbidden characters {''.join(bad)!r}")
+        raise InvalidPath(
+            f"page path {_shown(path)} contains forbidden characters {''.join(bad)!r}"
+        )
     size = len(path.encode("utf-8"))
     if size > MAX_PATH_BYTES:
         raise InvalidPath(f"page path is {size} bytes long in UTF-8; the limit is {MAX_PATH_BYTES}")
@@ -46,8 +49,13 @@ def validate_page_path(path: str) -> str:
     for segment in segments:
         _check_segment(path, segment)
     if not path.endswith(".md") or len(segments[-1]) <= 3:
-        raise InvalidPath(f"page path {shown} must name a markdown file ending in '.md'")
+        raise InvalidPath(f"page path {_shown(path)} must name a markdown file ending in '.md'")
     return path
+
+
+def _shown(path: str) -> str:
+    """The path for an error: repr escapes what cannot be printed, surrogates included."""
+    return repr(path)[:300]
 
 
 def _check_segment(path: str, segment: str) -> None:
@@ -56,7 +64,9 @@ def _check_segment(path: str, segment: str) -> None:
     if segment == "..":
         raise InvalidPath(f"page path {path!r} climbs out of the project with '..'")
     # NFKC folds look-alike dots (U+FF0E, U+2024) that some tools treat as '.'.
-    if segment.startswith(".") or unicodedata.normalize("NFKC", segment).startswith("."):
+    if segment.startswith(".") or (
+        not segment.isascii() and unicodedata.normalize("NFKC", segment).startswith(".")
+    ):
         raise InvalidPath(f"page path {path!r} has a hidden segment {segment!r}")
     if segment != segment.strip():
         raise InvalidPath(f"page path {path!r} has a segment with surrounding spaces")
