@@ -9,11 +9,13 @@ list.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Iterable
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # types only: a process that never runs a loop need not load asyncio
+    import asyncio
 
 # One command's answer: its future, the asyncio future awaiting it (if any), whether it
 # succeeded, and its value or error.

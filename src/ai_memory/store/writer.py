@@ -27,7 +27,6 @@ transactions instead.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import gc
@@ -40,7 +39,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ai_memory.core.errors import Saturated, Unavailable
 from ai_memory.store.checkpoint import Checkpointer
@@ -49,6 +48,9 @@ from ai_memory.store.files import FileStage
 from ai_memory.store.migrations import migrate
 from ai_memory.store.settle import answer
 from ai_memory.store.write_waits import WaitTracker
+
+if TYPE_CHECKING:  # loaded by :meth:`Writer.run`: a reindex runs no event loop
+    import asyncio
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +187,8 @@ class Writer:
 
     async def run(self, command: Command[T], *, timeout: float | None = 0.0) -> T:
         """Submit from async code and await the committed result without blocking the loop."""
+        import asyncio
+
         waiter: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         try:
             future = self.submit(command, timeout=0, waiter=waiter)
