@@ -37,7 +37,9 @@ DEFAULT_PORT = 49374
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, validate_default=True, defer_build=True
+    )
 
 
 class ServerSettings(Section):
@@ -220,7 +222,7 @@ class McpSettings(Section):
 class Config(BaseModel):
     """Every setting, validated. Build it with :meth:`Config.load`."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    model_config = ConfigDict(extra="forbid", validate_default=True, defer_build=True)
 
     data_dir: Path
     server: ServerSettings = Field(default_factory=ServerSettings)

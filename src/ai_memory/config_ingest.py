@@ -15,7 +15,9 @@ UNDROPPABLE = frozenset({"session-start", "session-end"})
 
 
 class IngestSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, validate_default=True, defer_build=True
+    )
 
     drop_events: list[str] = Field(
         [],
@@ -59,7 +61,7 @@ class BackfillSettings(BaseModel):
     """[backfill]: importing the agents' past sessions by itself (``ai-memory backfill``
     imports them on demand). Off by default: it reads the agents' transcripts."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    model_config = ConfigDict(extra="forbid", validate_default=True, defer_build=True)
 
     on_start: bool = Field(
         False,

@@ -11,7 +11,9 @@ from ai_memory.core.kinds import Tier
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, validate_default=True, defer_build=True
+    )
 
 
 class DecaySettings(Section):

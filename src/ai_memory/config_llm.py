@@ -17,7 +17,9 @@ ProviderName = Literal["openai-compat", "openai", "anthropic", "gemini"]
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, validate_default=True, defer_build=True
+    )
 
 
 # Headers the providers set themselves; extra_headers may not override them.
