@@ -46,10 +46,14 @@ def reclaim_step(conn: sqlite3.Connection, pages: int = RECLAIM_STEP_PAGES) -> i
     """Give up to ``pages`` free pages back to the filesystem; return how many stay free
     (0 for a database created without incremental auto-vacuum, which cannot give any).
 
-    Each row the pragma returns is one page freed, so it is read to the end."""
+    The pragma frees a page per step of its statement, and Python's ``sqlite3`` steps a
+    statement that returns no columns once: so it runs once per page (microseconds each),
+    not once with ``pages``, which would free a single page per transaction."""
     if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != AUTO_VACUUM_INCREMENTAL:
         return 0
-    conn.execute(f"PRAGMA incremental_vacuum({int(pages)})").fetchall()
+    free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+    for _ in range(min(int(pages), free)):
+        conn.execute("PRAGMA incremental_vacuum(1)")
     return int(conn.execute("PRAGMA freelist_count").fetchone()[0])
 
 
