@@ -8,6 +8,7 @@ dir's wiki, and the command runs as a user runs it: the installed console script
 
 from __future__ import annotations
 
+import compileall
 import os
 import random
 import resource
@@ -55,9 +56,19 @@ def reindex_seconds(data_dir: Path, expected: int) -> float:
     return reindex_run(data_dir, expected)[0]
 
 
+def installed_bytecode() -> None:
+    """Compile the package's modules as ``pip install`` does, so a command is timed as
+    an installed one runs (with ``PYTHONDONTWRITEBYTECODE`` set, a checkout's modules
+    would otherwise be compiled again at every start: ~0.05 s of each run)."""
+    import ai_memory
+
+    compileall.compile_dir(Path(ai_memory.__file__).parent, quiet=1)
+
+
 def reindex_run(data_dir: Path, expected: int) -> tuple[float, float]:
     """Wall time of ``ai-memory reindex`` from spawn to exit, and the CPU time (user +
     system) of the command and every worker process it waited for."""
+    installed_bytecode()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
