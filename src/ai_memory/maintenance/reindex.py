@@ -21,8 +21,15 @@ def reindex(config: Config, progress: Progress | None = None) -> ReconcileReport
     wiki = config.wiki
     with ServerLock(config.data_dir, operation="reindex"), ParsePool(extra=1) as pool:
         git = pool.submit(commit_uncommitted, str(config.wiki_dir), wiki.git_author, wiki.git_email)
+        # settle=False: the full collection a start makes for the memory its check of
+        # the wiki held (~0.01 s) has nothing to give back here, and the process ends soon.
         runtime = Runtime.start(
-            config, reconcile_wiki=False, embed=False, search=False, recover_git=False
+            config,
+            reconcile_wiki=False,
+            embed=False,
+            search=False,
+            recover_git=False,
+            settle=False,
         )
         try:
             report = runtime.reindex(progress, pool, checkpoint=False)
