@@ -45,3 +45,16 @@ def test_a_refused_run_keeps_its_status_and_its_error(tmp_path: Path) -> None:
     assert reindex_into(tmp_path / "missing", out, err) == 1
     assert out.read_text() == ""
     assert err.read_text().startswith("error: no data dir at ")
+
+
+def test_no_worker_outlives_the_command(data_dir: Path) -> None:
+    """A worker left running would hold the output pipes open, and this would time out."""
+    write_wiki(data_dir)
+    done = subprocess.run(
+        [sys.executable, "-m", "ai_memory", "reindex", "--data-dir", str(data_dir)],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.startswith("reindexed ")

@@ -33,7 +33,6 @@ def reindex(config: Config, progress: Progress | None = None) -> ReconcileReport
         )
         try:
             report = runtime.reindex(progress, pool, checkpoint=False)
-            pool.wind_down()  # the parsers exit while the index's WAL is written back
         finally:
             runtime.stop()
         failure = git.result()

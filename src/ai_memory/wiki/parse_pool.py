@@ -54,11 +54,6 @@ class ParsePool:
         while window:
             yield window.popleft().result()
 
-    def wind_down(self) -> None:
-        """Accept no more tasks and let idle workers exit while the caller finishes other
-        work (tasks already given still run: their futures answer as usual)."""
-        self._executor.shutdown(wait=False)
-
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
 
