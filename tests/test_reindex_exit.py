@@ -1,5 +1,5 @@
-"""A direct ``ai-memory reindex`` ends without the interpreter's teardown, losing nothing:
-its lines reach a file (block-buffered, unlike a terminal), its status is kept, and the
+"""A direct ``ai-memory reindex`` ends losing nothing: its lines reach a file
+(block-buffered, unlike a terminal), its status is kept, no worker outlives it, and the
 data dir is left for the next command."""
 
 from __future__ import annotations

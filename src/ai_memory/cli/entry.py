@@ -16,11 +16,11 @@ def main() -> None:
 
         sys.exit(run_bridge(sys.argv[2:]))
     if len(sys.argv) > 1 and sys.argv[1] == "reindex":
-        from ai_memory.cli.rebuild import exit_now, run_direct
+        from ai_memory.cli.rebuild import run_direct
 
         status = run_direct(sys.argv[2:])
         if status is not None:
-            exit_now(status)
+            sys.exit(status)
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
         from ai_memory.cli.serving import run_direct as serve_direct
 
