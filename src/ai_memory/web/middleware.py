@@ -17,6 +17,22 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+
+
+def replay_body(raw: bytes, receive: Receive) -> Receive:
+    """A receive that gives the app the body already read, then the connection's own."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 KeyLookup = Callable[[str], Awaitable[Principal | None]]
 CookieLookup = Callable[[bytes], Awaitable[Principal | None]]  # the Cookie header's user
@@ -172,16 +188,7 @@ class BodyLimit:
         body = await self.read(scope, receive, send)
         if body is None:
             return
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replay_body(body, receive), send)
 
     async def read(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         """The whole body; None once a body over the limit was refused (413), or when the

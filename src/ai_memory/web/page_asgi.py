@@ -28,7 +28,7 @@ from ai_memory.runtime import Runtime
 from ai_memory.store.project_access import authorize
 from ai_memory.web.api import PageWrite
 from ai_memory.web.asgi_answer import answer, failure, read_body
-from ai_memory.web.middleware import ASGIApp, Message, Receive, Scope, Send
+from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send, replay_body
 
 # The route's own pattern, as Starlette compiles ``{workspace}/{project}/pages/{path:path}``.
 _PAGE = re.compile(r"^/api/v1/projects/([^/]+)/([^/]+)/pages/(.*)$")
@@ -66,7 +66,7 @@ class PageWriteRoute:
         """Answer a page PUT whose body ``raw`` is read (``receive`` is what follows it)."""
         page = _page(raw)
         if page is None:  # FastAPI answers it, with its own words for what is wrong
-            await self.app(scope, _replay(raw, receive), send)
+            await self.app(scope, replay_body(raw, receive), send)
             return
         workspace, project, path = match
         try:
@@ -138,17 +138,3 @@ def _page(raw: bytes) -> PageWrite | None:
         return PageWrite.model_validate(data)
     except (ValueError, RecursionError, ValidationError):
         return None
-
-
-def _replay(raw: bytes, receive: Receive) -> Receive:
-    """A receive that gives the app the body already read, then the connection's own."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": raw, "more_body": False}
-        return await receive()
-
-    return replay
