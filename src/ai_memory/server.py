@@ -38,6 +38,7 @@ from ai_memory.web.later import LaterRoutes, LaterStart
 from ai_memory.web.middleware import BearerAuth, BodyLimit, HostCheck, InFlightLimit
 from ai_memory.web.page_asgi import PageWriteRoute
 from ai_memory.web.page_fast import PageFast
+from ai_memory.web.search_fast import SearchFast
 from ai_memory.web.sessionauth import CookieAuthenticator
 
 if TYPE_CHECKING:
@@ -152,6 +153,7 @@ def create_app(
     app.add_middleware(HostCheck, bind_host=parse_bind(config.server.bind)[0])
     app.add_middleware(HookFast)  # the hook routes: the checks above folded into one call
     app.add_middleware(PageFast)  # the page PUT: the same checks folded the same way
+    app.add_middleware(SearchFast)  # the search GET: the same again
     if start is not None:
         app.add_middleware(start.track)  # outermost: every request counts
     return app

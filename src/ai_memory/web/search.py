@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from starlette.datastructures import QueryParams
 
 from ai_memory.retrieval.backfill import vector_status
 from ai_memory.retrieval.models import SearchRequest
@@ -20,6 +21,7 @@ from ai_memory.runtime import Runtime
 from ai_memory.web.access import admin_only
 from ai_memory.web.deps import get_runtime
 
+SEARCH_PATH = "/api/v1/search"  # also answered ahead of the router: web/search_fast.py
 router = APIRouter(prefix="/api/v1")
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
@@ -53,10 +55,7 @@ async def search(request: Request) -> Response:
         raise RequestValidationError(
             [{"type": "missing", "loc": ("query", "q"), "msg": "Field required", "input": None}]
         )
-    data: dict[str, Any] = {field: given[name] for name, field in FIELDS.items() if name in given}
-    scopes = given.getlist("scope")
-    if scopes:
-        data["scopes"] = scopes
+    data = request_data(given)
     runtime: Runtime = request.app.state.runtime
     if runtime.config.answers.rerank:
         from ai_memory.consolidate.rerank import reranked_json  # the LLM edge
@@ -66,6 +65,16 @@ async def search(request: Request) -> Response:
     response = await run_search(runtime.retrieval, SearchRequest.parse(data))
     # Encoded by the model itself: FastAPI's generic encoder would walk it again (~2 ms).
     return Response(response.to_json(), media_type="application/json")
+
+
+def request_data(given: QueryParams) -> dict[str, Any]:
+    """The query string as :class:`SearchRequest`'s fields, not validated yet: a field
+    given twice counts with its last value, ``scope`` with all of them."""
+    data: dict[str, Any] = {field: given[name] for name, field in FIELDS.items() if name in given}
+    scopes = given.getlist("scope")
+    if scopes:
+        data["scopes"] = scopes
+    return data
 
 
 @router.get("/embeddings", dependencies=[Depends(admin_only)])

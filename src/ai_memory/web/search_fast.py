@@ -1,0 +1,96 @@
+"""``GET /api/v1/search`` through the middleware stack's checks in one call, ahead of the
+router, as the hook routes and the page PUT are.
+
+A search's own work is a millisecond or two; on its way there a request passed six
+middlewares, each a coroutine awaiting the next, then FastAPI's router matched the path
+against every route and built a request object and a dependency set for a handler
+that reads the query string itself. This layer sits outside the stack and, for a
+search the route would answer the same way, runs the very same checks on the very
+same objects in the same order (Host/Origin, token or key, in-flight cap, body cap),
+counts the query in the metrics as the metrics middleware does, and answers with the
+route's own JSON. A search without ``q``, or with an LLM rerank configured, goes
+through the stack to the route unchanged, and so does every request if the stack is
+not the one this layer expects.
+"""
+
+from __future__ import annotations
+
+import time
+
+from starlette.datastructures import QueryParams
+
+from ai_memory.retrieval.models import SearchRequest
+from ai_memory.retrieval.search import search as run_search
+from ai_memory.runtime import Runtime
+from ai_memory.web.asgi_answer import answer, failure
+from ai_memory.web.fast_stack import Stack, run_admitted, stack_of
+from ai_memory.web.hook_fast import HookFast
+from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send
+from ai_memory.web.page_asgi import PageWriteRoute
+from ai_memory.web.page_fast import PageFast
+from ai_memory.web.search import SEARCH_PATH, request_data
+
+SURFACE = "api"  # the metrics' name for this route's queries (metrics.asgi.QUERY_PATHS)
+
+
+class SearchFast:
+    """Answers ``GET /api/v1/search`` with the checks of the stack inside it, in one call."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self._looked = False
+        self._stack: Stack | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == SEARCH_PATH and scope["method"] == "GET":
+            stack = self._found()
+            runtime = _route(stack).runtime() if stack is not None else None
+            if stack is not None and runtime is not None and not runtime.config.answers.rerank:
+                params = QueryParams(scope["query_string"])
+                if "q" in params:  # without it the route answers FastAPI's own 422
+                    await self._search(stack, runtime, params, scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
+
+    def _found(self) -> Stack | None:
+        """The stack inside the other folded layers, found once; None unless it is exactly
+        the expected one with the page route innermost (which knows the runtime)."""
+        if not self._looked:
+            self._looked = True
+            inside = self.app
+            while type(inside) in (PageFast, HookFast):
+                inside = inside.app  # type: ignore[attr-defined]
+            stack = stack_of(inside)
+            inner = getattr(stack.routes, "app", None) if stack is not None else None
+            self._stack = stack if type(inner) is PageWriteRoute else None
+        return self._stack
+
+    async def _search(
+        self,
+        stack: Stack,
+        runtime: Runtime,
+        params: QueryParams,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        async def respond(_body: bytes) -> None:
+            started = time.perf_counter()
+            status = 500
+            try:
+                try:
+                    request = SearchRequest.parse(request_data(params))
+                    status, body = 200, (await run_search(runtime.retrieval, request)).to_json()
+                except Exception as exc:  # answered as the app's handlers answer it
+                    status, body = failure(exc, "GET /api/v1/search")
+                await answer(send, status, body)
+            finally:
+                stack.metrics.record(None, SURFACE, status, False, time.perf_counter() - started)
+
+        await run_admitted(stack, scope, receive, send, respond)
+
+
+def _route(stack: Stack) -> PageWriteRoute:
+    """The page route just inside the hook routes (``_found`` checked it is one)."""
+    route: PageWriteRoute = stack.routes.app  # type: ignore[assignment]
+    return route
