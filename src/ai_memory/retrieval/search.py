@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import anyio.to_thread
-
 from ai_memory.config import RetrievalSettings
 from ai_memory.core.clock import now_iso
 from ai_memory.core.principal import Principal
@@ -83,7 +81,7 @@ class Retriever:
     async def search_unreinforced(self, request: SearchRequest) -> SearchResponse:
         """The search alone: no hit counts as read, so the caller decides which did
         (a rerank shows fewer hits than it fetched; a consolidation is no agent's read)."""
-        return await anyio.to_thread.run_sync(self._run, request, acting())
+        return await self.readers.on_thread(self._run, request, acting())
 
     def _run(self, request: SearchRequest, who: Principal) -> SearchResponse:
         """Search as ``who``: the projects they may not read are left out first."""
