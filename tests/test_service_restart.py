@@ -127,6 +127,10 @@ def test_events_spooled_while_the_server_was_killed_arrive_once_at_restart(
         url = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {server.token}"}) as c:
             assert c.post("/api/v1/sessions/flush", params={"timeout": 60}).json()["pending"] == 0
+            # The routers and the MCP endpoint are built on a thread after the first answers;
+            # waiting for them keeps that build from eating the hook's 150 ms budget below.
+            assert c.get("/admin/status").status_code == 200
+            c.post("/mcp", json={})
         start = {"session_id": "after", "cwd": str(checkout), "hook_event_name": "SessionStart"}
         code, out = run_hook(
             "codex",
