@@ -9,7 +9,6 @@ loop's time.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import queue
 import sqlite3
@@ -62,6 +61,8 @@ class ReaderPool:
         """``function`` (which reads through this pool) on one of its threads, in the
         caller's context (who acts, above all); a caller cancelled meanwhile stops
         waiting, and the read still ends and gives its connection back."""
+        import asyncio  # here: a command that reads without a loop (reindex) never loads it
+
         context = contextvars.copy_context()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
