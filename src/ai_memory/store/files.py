@@ -9,6 +9,12 @@ describes it. Inside :meth:`FileStage.deferred_opens` even the temp file is crea
 on the pool thread (creating a file costs the kernel more than writing 2 KB to it);
 a file that could not be created then shows in :meth:`FileStage.check_since`, so
 the writer can run the commands again with their files created at once.
+
+The temp files of a wiki's pages are staged outside the wiki, in a hidden folder
+beside it on the same filesystem (:func:`staging_dir`): the file watcher then hears
+of a page write once, as the rename that publishes it, rather than also of a temp
+file's creation, writes and move. The rename takes the page out of that folder, so
+only the page's own folder needs an fsync for it to last.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import contextlib
 import errno
 import os
 import secrets
+import shutil
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +34,14 @@ from ai_memory.core.errors import Conflict, InvalidPath
 from ai_memory.core.paths import MAX_NAME_BYTES, TEMP_PREFIX, TEMP_TOKEN_HEX
 from ai_memory.store.sync_threads import Done, SyncThreads
 
-__all__ = ["TEMP_PREFIX", "FileStage", "atomic_write", "fsync_dir", "remove_temp_files"]
+__all__ = [
+    "TEMP_PREFIX",
+    "FileStage",
+    "atomic_write",
+    "fsync_dir",
+    "remove_temp_files",
+    "staging_dir",
+]
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -64,6 +79,19 @@ class FileStage:
         self._staged: list[_Staged] = []
         self._pool = SyncThreads(sync_threads, "ai-memory-fsync")
         self._deferred = False
+        self._staging: tuple[str, str] | None = None  # (root + separator, staging folder)
+
+    def stage_under(self, root: Path) -> None:
+        """Stage the temp files of every file beneath ``root`` in :func:`staging_dir`,
+        unless that folder cannot be made or sits on another filesystem (a rename could
+        not take the file across): then they stay beside their files."""
+        staging = staging_dir(root)
+        try:
+            staging.mkdir(mode=0o700, exist_ok=True)
+            same = os.stat(root).st_dev == os.stat(staging).st_dev
+        except OSError:
+            same = False
+        self._staging = (os.path.join(os.fspath(root), ""), os.fspath(staging)) if same else None
 
     @contextlib.contextmanager
     def deferred_opens(self) -> Iterator[None]:
@@ -80,17 +108,27 @@ class FileStage:
         opens deferred, it fails in :meth:`check_since`). Paths are handled as text here:
         ``pathlib`` cost more than the system calls."""
         target = os.fspath(path)
+        staging = self._staging_for(target)
         if self._deferred:
-            temp, opened = _temp_name(target), Done()
-            synced = self._pool.submit(_create, target, temp, data, opened)
+            temp, opened = _temp_name(target, staging), Done()
+            synced = self._pool.submit(_create, target, temp, data, opened, staging is not None)
             self._staged.append(_Staged(target, temp, synced, opened))
             return
-        _check_target(target)
-        try:
-            temp, handle = _open_temp(target)
-        except (NotADirectoryError, FileExistsError) as exc:
-            raise Conflict(f"cannot write {path.name}: part of its folder path is a file") from exc
+        if staging is not None:
+            _ready_folder(target)
+            temp, handle = _open_temp(target, staging)
+        else:
+            _check_target(target)
+            try:
+                temp, handle = _open_temp(target)
+            except (NotADirectoryError, FileExistsError) as exc:
+                raise _folder_is_file(target) from exc
         self._staged.append(_Staged(target, temp, self._pool.submit(_fill, handle, data)))
+
+    def _staging_for(self, target: str) -> str | None:
+        """The folder ``target``'s temp file goes in, if not beside it."""
+        staging = self._staging
+        return staging[1] if staging is not None and target.startswith(staging[0]) else None
 
     def delete(self, path: Path) -> None:
         target = os.fspath(path)
@@ -132,7 +170,7 @@ class FileStage:
             directories: set[str] = set()
             for item in staged:
                 if item.temp is not None:
-                    os.replace(item.temp, item.target)
+                    _replace(item.temp, item.target)
                 else:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(item.target)
@@ -151,12 +189,24 @@ class FileStage:
         self._pool.close()
 
 
-def remove_temp_files(root: Path) -> int:
-    """Delete temp files a crash left behind; call only while nothing is writing.
+def staging_dir(root: Path) -> Path:
+    """Where the temp files of the files beneath ``root`` are staged: a hidden folder
+    beside it (the data dir's ``.wiki-staging`` for the wiki), outside what is watched."""
+    return root.parent / f".{root.name}-staging"
 
-    Temp files sit beside pages, and no page is in a dot-folder: those (``.git`` and
-    its objects above all) are not walked, which made most of this walk's time."""
+
+def remove_temp_files(root: Path) -> int:
+    """Delete temp files a crash left behind, beside pages or in :func:`staging_dir`;
+    call only while nothing is writing.
+
+    No page is in a dot-folder: those (``.git`` and its objects above all) are not
+    walked, which made most of this walk's time."""
     removed = 0
+    with contextlib.suppress(OSError), os.scandir(staging_dir(root)) as entries:
+        for entry in entries:
+            if entry.name.startswith(TEMP_PREFIX) and entry.is_file(follow_symlinks=False):
+                _discard(entry.path)
+                removed += 1
     for folder, folders, names in os.walk(root):
         folders[:] = [name for name in folders if not name.startswith(".")]
         for temp in [Path(folder, name) for name in names if name.startswith(TEMP_PREFIX)]:
@@ -168,8 +218,45 @@ def remove_temp_files(root: Path) -> int:
 
 def _check_target(target: str) -> None:
     if os.path.isdir(target):
+        raise _folder_in_way(target)
+
+
+def _ready_folder(target: str) -> None:
+    """For a temp file staged apart: fail as :func:`_check_target` and a temp file beside
+    ``target`` would, and make the folder the rename puts ``target`` in."""
+    try:
+        if stat.S_ISDIR(os.stat(target).st_mode):
+            raise _folder_in_way(target)
+        return
+    except FileNotFoundError:
+        pass  # a new file, perhaps in a new folder
+    except NotADirectoryError as exc:
+        raise _folder_is_file(target) from exc
+    except OSError as exc:
+        _raise_if_too_long(target, exc)
+        raise
+    folder = os.path.dirname(target)
+    if not os.path.isdir(folder):
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except (NotADirectoryError, FileExistsError) as exc:
+            raise _folder_is_file(target) from exc
+
+
+def _folder_in_way(target: str) -> Conflict:
+    name = os.path.basename(target)
+    return Conflict(f"cannot write {name}: a folder of that name is in the way")
+
+
+def _folder_is_file(target: str) -> Conflict:
+    name = os.path.basename(target)
+    return Conflict(f"cannot write {name}: part of its folder path is a file")
+
+
+def _raise_if_too_long(target: str, exc: OSError) -> None:
+    if exc.errno == errno.ENAMETOOLONG:
         name = os.path.basename(target)
-        raise Conflict(f"cannot write {name}: a folder of that name is in the way")
+        raise InvalidPath(f"file path of {name[:40]!r} is too long") from exc
 
 
 def _write_temp(target: str, data: bytes) -> str:
@@ -184,38 +271,41 @@ def _write_temp(target: str, data: bytes) -> str:
     return temp
 
 
-def _open_temp(target: str) -> tuple[str, BinaryIO]:
-    """A new temp file beside ``target``, its folders made first if missing."""
-    temp = _temp_name(target)
+def _open_temp(target: str, staging: str | None = None) -> tuple[str, BinaryIO]:
+    """A new temp file beside ``target`` (or in ``staging``), the folder it goes in made
+    first if missing."""
+    temp = _temp_name(target, staging)
     try:
         try:
             return temp, open(temp, "xb")  # closed by _fill or _forget
         except FileNotFoundError:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.makedirs(os.path.dirname(temp), exist_ok=True)
             return temp, open(temp, "xb")
     except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:
-            name = os.path.basename(target)
-            raise InvalidPath(f"file path of {name[:40]!r} is too long") from exc
+        _raise_if_too_long(target, exc)
         raise
 
 
-def _temp_name(target: str) -> str:
-    """The temp file's name beside ``target``: its prefix and token count against the
-    filesystem's name limit too (core/paths.py keeps page names short enough for both)."""
+def _temp_name(target: str, staging: str | None = None) -> str:
+    """The temp file's name beside ``target`` (or in ``staging``): its prefix and token
+    count against the filesystem's name limit too (core/paths.py keeps page names short
+    enough for both)."""
     folder, name = os.path.split(target)
     temp = f"{TEMP_PREFIX}{name}.{secrets.token_hex(TEMP_TOKEN_HEX // 2)}"
     if len(os.fsencode(temp)) > MAX_NAME_BYTES:
         raise InvalidPath(f"file name {name[:40]!r}... is too long for the filesystem")
-    return os.path.join(folder, temp)
+    return os.path.join(staging or folder, temp)
 
 
-def _create(target: str, temp: str, data: bytes, opened: Done) -> None:
+def _create(target: str, temp: str, data: bytes, opened: Done, apart: bool) -> None:
     """Create, write, fsync and close a temp file (on a pool thread); a folder where the
     file goes fails it as in :meth:`FileStage.write`. ``opened`` is set once the file
-    exists (or cannot)."""
+    exists (or cannot). ``apart``: the temp file is in the staging folder."""
     try:
-        _check_target(target)
+        if apart:
+            _ready_folder(target)
+        else:
+            _check_target(target)
         try:
             handle = open(temp, "xb")  # noqa: SIM115 (closed by _fill)
         except FileNotFoundError:
@@ -234,6 +324,25 @@ def _fill(handle: BinaryIO, data: bytes) -> None:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def _replace(temp: str, target: str) -> None:
+    """Rename ``temp`` over ``target``; a target on another filesystem than the staging
+    folder (a folder mounted inside the wiki) gets a copy beside it, fsynced, renamed."""
+    try:
+        os.replace(temp, target)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        beside = _temp_name(target)
+        try:
+            shutil.copyfile(temp, beside)
+            _fsync_file(beside)
+            os.replace(beside, target)
+        except BaseException:
+            _discard(beside)
+            raise
+        _discard(temp)
 
 
 def _forget(staged: _Staged) -> None:

@@ -4,8 +4,9 @@ The watcher re-derives each changed file through the writer. The server's own
 writes are told apart by content, not by who made them: by the time the watcher
 looks, the write that produced the event has committed, the file hashes to what
 the index holds, and nothing more is done for it. That check is what each event
-costs, so it is kept small: a string test drops the events of hidden files (the
-writer's temp files, ``.git``), and the index is read once for a whole batch of
+costs, so it is kept small: the writer stages its temp files outside the wiki, so
+a page it writes makes one event (the rename); a string test drops the events of
+hidden files (``.git``, an editor's swap files), and the index is read once for a whole batch of
 events (``reconcile_paths``), not once per file.
 """
 
@@ -95,8 +96,8 @@ class WikiWatcher:
 
 def _visible_under(root: Path) -> Callable[[str], bool]:
     """A test of a path the watcher reports: beneath ``root`` and not inside a hidden
-    folder of the wiki nor a hidden file (``.git``, ``.obsidian``, the writer's temp
-    files). String tests only: it runs for every event, several per page written."""
+    folder of the wiki nor a hidden file (``.git``, ``.obsidian``, temp files). String
+    tests only: it runs for every event."""
     head = str(root) + os.sep
     hidden = os.sep + "."
     cut = len(head)

@@ -64,6 +64,8 @@ class Wiki:
         self.max_page_bytes = max_page_bytes
         self.write_timeout = write_timeout
         self.clock = clock
+        # Temp files of pages are staged outside the watched tree (see store/files.py).
+        writer.files.stage_under(root)
 
     def file_path(self, ref: PageRef) -> Path:
         return self.root.joinpath(ref.workspace, ref.project, ref.path)
