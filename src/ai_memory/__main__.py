@@ -1,3 +1,3 @@
-from ai_memory.cli.entry import main
+from ai_memory.cli.entry import console
 
-main()
+console()

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from ai_memory.cli.literal import visible
 from ai_memory.core.errors import AiMemoryError
@@ -53,6 +53,23 @@ def run_direct(argv: list[str]) -> int | None:
             sys.stderr.write(f"error: {visible(exc.message)}\n")
         return 1
     return 0
+
+
+def exit_now(status: int) -> NoReturn:
+    """End the process of a direct run without tearing the interpreter down.
+
+    Everything the run opened is closed by then (the writer, readers, workers and the
+    server lock); what is left is freeing every module and object one by one, ~0.05 s
+    of CPU for nothing. The output is flushed first, and logging's handlers too."""
+    import logging
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # the reader of the output went away: say so by the status
+        status = status or 1
+    logging.shutdown()
+    os._exit(status)
 
 
 def reindex(data_dir: Path | None) -> None:
