@@ -32,21 +32,17 @@ class PageFast:
         match = page_route(scope) if scope["type"] == "http" else None
         if match is not None:
             stack = self._found()
-            runtime = _route(stack).runtime() if stack is not None else None
+            runtime = page_route_in(stack).runtime() if stack is not None else None
             if stack is not None and runtime is not None and json_content(scope):
                 await self._page(stack, runtime, match, scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
     def _found(self) -> Stack | None:
-        """The stack inside, found once; None unless it is exactly the expected one with
-        the page route innermost."""
+        """The stack inside, found once (see :func:`stack_with_page_route`)."""
         if not self._looked:
             self._looked = True
-            inside = self.app.app if type(self.app) is HookFast else self.app
-            stack = stack_of(inside)
-            inner = getattr(stack.routes, "app", None) if stack is not None else None
-            self._stack = stack if type(inner) is PageWriteRoute else None
+            self._stack = stack_with_page_route(self.app)
         return self._stack
 
     async def _page(
@@ -59,12 +55,22 @@ class PageFast:
         send: Send,
     ) -> None:
         async def respond(raw: bytes) -> None:
-            await _route(stack).respond(runtime, match, scope, raw, receive, send)
+            await page_route_in(stack).respond(runtime, match, scope, raw, receive, send)
 
         await run_admitted(stack, scope, receive, send, respond)
 
 
-def _route(stack: Stack) -> PageWriteRoute:
-    """The page route just inside the hook routes (``_found`` checked it is one)."""
+def stack_with_page_route(app: ASGIApp) -> Stack | None:
+    """The stack inside ``app`` and the other folded layers; None unless it is exactly the
+    expected one with the page route innermost (which also knows the runtime)."""
+    while type(app) in (PageFast, HookFast):
+        app = app.app  # type: ignore[attr-defined]
+    stack = stack_of(app)
+    inner = getattr(stack.routes, "app", None) if stack is not None else None
+    return stack if type(inner) is PageWriteRoute else None
+
+
+def page_route_in(stack: Stack) -> PageWriteRoute:
+    """The page route just inside the hook routes (``stack_with_page_route`` checked it)."""
     route: PageWriteRoute = stack.routes.app  # type: ignore[assignment]
     return route

@@ -23,11 +23,9 @@ from ai_memory.retrieval.models import SearchRequest
 from ai_memory.retrieval.search import search as run_search
 from ai_memory.runtime import Runtime
 from ai_memory.web.asgi_answer import answer, failure
-from ai_memory.web.fast_stack import Stack, run_admitted, stack_of
-from ai_memory.web.hook_fast import HookFast
+from ai_memory.web.fast_stack import Stack, run_admitted
 from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send
-from ai_memory.web.page_asgi import PageWriteRoute
-from ai_memory.web.page_fast import PageFast
+from ai_memory.web.page_fast import page_route_in, stack_with_page_route
 from ai_memory.web.search import SEARCH_PATH, request_data
 
 SURFACE = "api"  # the metrics' name for this route's queries (metrics.asgi.QUERY_PATHS)
@@ -44,7 +42,7 @@ class SearchFast:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == SEARCH_PATH and scope["method"] == "GET":
             stack = self._found()
-            runtime = _route(stack).runtime() if stack is not None else None
+            runtime = page_route_in(stack).runtime() if stack is not None else None
             if stack is not None and runtime is not None and not runtime.config.answers.rerank:
                 params = QueryParams(scope["query_string"])
                 if "q" in params:  # without it the route answers FastAPI's own 422
@@ -53,16 +51,10 @@ class SearchFast:
         await self.app(scope, receive, send)
 
     def _found(self) -> Stack | None:
-        """The stack inside the other folded layers, found once; None unless it is exactly
-        the expected one with the page route innermost (which knows the runtime)."""
+        """The stack inside, found once (see :func:`stack_with_page_route`)."""
         if not self._looked:
             self._looked = True
-            inside = self.app
-            while type(inside) in (PageFast, HookFast):
-                inside = inside.app  # type: ignore[attr-defined]
-            stack = stack_of(inside)
-            inner = getattr(stack.routes, "app", None) if stack is not None else None
-            self._stack = stack if type(inner) is PageWriteRoute else None
+            self._stack = stack_with_page_route(self.app)
         return self._stack
 
     async def _search(
@@ -88,9 +80,3 @@ class SearchFast:
                 stack.metrics.record(None, SURFACE, status, False, time.perf_counter() - started)
 
         await run_admitted(stack, scope, receive, send, respond)
-
-
-def _route(stack: Stack) -> PageWriteRoute:
-    """The page route just inside the hook routes (``_found`` checked it is one)."""
-    route: PageWriteRoute = stack.routes.app  # type: ignore[assignment]
-    return route
