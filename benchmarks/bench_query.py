@@ -283,14 +283,17 @@ def _raw_fts(retriever: Retriever) -> Callable[[sqlite3.Connection, list[str]], 
     """The floor: the page stream's own MATCH expressions (made before the clock
     starts), each ranked by FTS5 with its ten rows read."""
     from ai_memory.retrieval.query import prepare
+    from ai_memory.retrieval.terms import page_count
 
     engine = retriever.engine
 
     def run(conn: sqlite3.Connection, texts: list[str]) -> tuple[float, float]:
         expressions = {}
+        total = page_count(conn)
         for text in texts:
             prepared = prepare(text, engine.stopwords)
-            expressions[text] = prepared.without(engine.terms.common(conn, prepared.words)).fts
+            common = engine.terms.common(conn, prepared.words, total)
+            expressions[text] = prepared.without(common).fts
         return measure(lambda text: conn.execute(RAW_FTS, (expressions[text],)).fetchall(), texts)
 
     return run

@@ -28,6 +28,7 @@ from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.query import prepare
 from ai_memory.retrieval.stopwords import ENGLISH
 from ai_memory.retrieval.streams import evidence, lexical
+from ai_memory.retrieval.terms import page_count
 from ai_memory.runtime import Runtime
 from ai_memory.store import pages
 from ai_memory.wiki.document import build_document, complete_frontmatter
@@ -155,12 +156,12 @@ def test_page_text_reads_only_the_best_few_and_ranks_as_the_joined_statement(
 ) -> None:
     def check(conn: sqlite3.Connection) -> int:
         ties = 0
-        total = conn.execute(lexical.PAGE_COUNT).fetchone()[0]
+        total = page_count(conn)
         for text in queries():
             expression = prepare(text, ENGLISH).fts
             for f in FILTERS:
                 where, params = f.where()
-                got = lexical._ranked(conn, expression, f, 4.0, LIMIT)
+                got = lexical._ranked(conn, expression, f, 4.0, LIMIT, total)
                 every = lexical._selective(conn, f, total)
                 assert got == reference_pages(conn, expression, where, params, every=every), (
                     text,
@@ -173,7 +174,7 @@ def test_page_text_reads_only_the_best_few_and_ranks_as_the_joined_statement(
     assert index.readers.read(check) > 0  # the cut fell inside tied scores
 
     def paths(conn: sqlite3.Connection) -> list[bool]:
-        total = conn.execute(lexical.PAGE_COUNT).fetchone()[0]
+        total = page_count(conn)
         return [lexical._selective(conn, f, total) for f in FILTERS]
 
     # Both ways of ranking were checked: a small share of the pages, and the rest.

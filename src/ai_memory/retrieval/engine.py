@@ -37,7 +37,7 @@ from ai_memory.retrieval.streams.evidence import (
 from ai_memory.retrieval.streams.graph import graph_stream
 from ai_memory.retrieval.streams.history import history_stream
 from ai_memory.retrieval.streams.lexical import cjk_stream, fts_stream
-from ai_memory.retrieval.terms import TermStats
+from ai_memory.retrieval.terms import TermStats, page_count
 from ai_memory.retrieval.turns import readable_observations, session_turns
 from ai_memory.store.acting import acting
 
@@ -98,15 +98,17 @@ class Engine:
         if self.vectors is not None and self.settings.weight_vectors > 0 and request.query.strip():
             embedding = self.vectors.embed(request.query)
         prepared = prepare(request.query, self.stopwords)
-        common = self.terms.common(conn, prepared.words) if prepared.mode == "words" else set()
-        query = prepared.without(common)
+        pages = page_count(conn)
+        words = prepared.words if prepared.mode == "words" else ()
+        query = prepared.without(self.terms.common(conn, words, pages))
         page_filter = self._filter(request, scope.main, now)
-        ranked = self._rank(conn, query, page_filter, request, request.limit, embedding)
+        ranked = self._rank(conn, query, page_filter, request, request.limit, pages, embedding)
         global_hits: list[Hit] = []
         if scope.shared is not None and not query.empty and _has_pages(conn, scope.shared):
             shared_filter = self._filter(request, (scope.shared,), now)
             limit = min(request.limit, GLOBAL_LIMIT)
-            global_hits = self._rank(conn, query, shared_filter, request, limit, embedding).hits
+            ranked_shared = self._rank(conn, query, shared_filter, request, limit, pages, embedding)
+            global_hits = ranked_shared.hits
         raw_hits = [] if ranked.hits else _raw_hits(conn, ranked.observations, request.limit)
         total_ms = (time.perf_counter() - started) * 1000
         explain = None
@@ -156,6 +158,7 @@ class Engine:
         page_filter: PageFilter,
         request: SearchRequest,
         limit: int,
+        pages: int,
         embedding: Future[Any] | None = None,
     ) -> _Ranked:
         n = max(self.settings.candidates, limit)
@@ -172,7 +175,9 @@ class Engine:
             return result
 
         tw = self.settings.title_weight
-        fts = timed(lambda: fts_stream(conn, query, page_filter, title_weight=tw, limit=n))
+        fts = timed(
+            lambda: fts_stream(conn, query, page_filter, title_weight=tw, limit=n, pages=pages)
+        )
         if query.cjk_match or query.cjk_like:
             timed(lambda: cjk_stream(conn, query, page_filter, title_weight=tw, limit=n))
         entities = timed(lambda: entity_stream(conn, query, page_filter, limit=n))

@@ -64,12 +64,9 @@ class TermStats:
         found = {i: terms for i, terms in by_doc.items() if len(terms) == 1}
         return {word: found[i][0] if i in found else None for i, word in enumerate(words, 1)}
 
-    def common(self, conn: sqlite3.Connection, words: tuple[str, ...]) -> set[str]:
-        """The words found in more than half of the pages."""
-        if not words:
-            return set()
-        total = conn.execute(PAGE_COUNT).fetchone()[0] or 0
-        if total < MIN_PAGES:
+    def common(self, conn: sqlite3.Connection, words: tuple[str, ...], total: int) -> set[str]:
+        """The words found in more than half of the ``total`` pages (see ``page_count``)."""
+        if not words or total < MIN_PAGES:
             return set()
         stems = self.stems(words)
         if not stems:
@@ -93,3 +90,8 @@ class TermStats:
                 self._docs.update({t: (c, now) for t, c in fresh.items()})
             known.update(fresh)
         return known
+
+
+def page_count(conn: sqlite3.Connection) -> int:
+    """``PAGE_COUNT``: read once per search, for the common words and the page stream."""
+    return int(conn.execute(PAGE_COUNT).fetchone()[0] or 0)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from typing import Any
 
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.query import PreparedQuery, normalise_title
 from ai_memory.retrieval.streams import StreamHit, StreamResult
-from ai_memory.retrieval.terms import PAGE_COUNT
 
 FTS_PAGES = """
 SELECT p.id, p.title, p.kind, bm25(pages_fts, ?, 1.0) AS score
@@ -56,7 +56,8 @@ SELECTIVE = 0.5
 # The ids of the scope's latest pages, one project at a time from the listing index
 # (an OR of projects would walk the whole workspace).
 SCOPE_IDS = "SELECT s.id FROM pages s WHERE s.workspace = ? AND s.project = ? AND s.is_latest = 1"
-SCOPE_COUNT = "SELECT count(*) FROM ({ids})"
+# Counting stops at the share: past it the answer is known (a scope is most often all).
+SCOPE_COUNT = "SELECT count(*) FROM ({ids} LIMIT ?)"
 # Those matches alone: the scope's page ids (read from the index) drop the other
 # projects' matches before their page rows are read, which was most of the work.
 # The unary plus keeps SQLite from handing FTS5 the ids to look up one at a time.
@@ -98,8 +99,11 @@ def fts_stream(
     *,
     title_weight: float,
     limit: int,
+    pages: int,
 ) -> StreamResult:
-    """BM25 ranking; an exact title match goes first. Bad FTS5 syntax degrades to words."""
+    """BM25 ranking; an exact title match goes first. Bad FTS5 syntax degrades to words.
+
+    ``pages`` is ``PAGE_COUNT``, which the caller has read for the common words too."""
     if not query.fts:
         return StreamResult("fts", [])
     note = None
@@ -112,12 +116,12 @@ def fts_stream(
             note="every word is in most pages: newest matches first",
         )
     try:
-        rows = _ranked(conn, query.fts, page_filter, title_weight, limit)
+        rows = _ranked(conn, query.fts, page_filter, title_weight, limit, pages)
     except sqlite3.OperationalError as exc:
         if not query.fallback or query.fallback == query.fts:
             raise
         note = f"query syntax not understood ({exc}); searched its words instead"
-        rows = _ranked(conn, query.fallback, page_filter, title_weight, limit)
+        rows = _ranked(conn, query.fallback, page_filter, title_weight, limit, pages)
     wanted = normalise_title(query.text)
     hits = [
         StreamHit(
@@ -136,11 +140,15 @@ Ranked = list[tuple[int, str, str, float]]  # page id, title, kind, BM25 score
 
 
 def _ranked(
-    conn: sqlite3.Connection, expression: str, page_filter: PageFilter, weight: float, limit: int
+    conn: sqlite3.Connection,
+    expression: str,
+    page_filter: PageFilter,
+    weight: float,
+    limit: int,
+    pages: int,
 ) -> Ranked:
     where, params = page_filter.where()
     first = 0
-    pages = conn.execute(PAGE_COUNT).fetchone()[0] or 0
     if pages > WINDOW:  # small: no window
         start = conn.execute(WINDOW_START, (expression, WINDOW - 1)).fetchone()
         first = int(start[0]) if start else 0
@@ -169,7 +177,8 @@ def _selective(conn: sqlite3.Connection, page_filter: PageFilter, pages: int) ->
     if not page_filter.scopes or not pages:
         return False
     ids, params = _scope_ids(page_filter)
-    in_scope = conn.execute(SCOPE_COUNT.format(ids=ids), params).fetchone()[0]
+    share = math.ceil(SELECTIVE * pages)  # an integer count is below the share iff below this
+    in_scope = conn.execute(SCOPE_COUNT.format(ids=ids), (*params, share)).fetchone()[0]
     return int(in_scope) < SELECTIVE * pages
 
 
