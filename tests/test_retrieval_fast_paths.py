@@ -26,6 +26,7 @@ from ai_memory.maintenance.init import initialise
 from ai_memory.retrieval import snippets as s
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.query import prepare
+from ai_memory.retrieval.rows import PageRows
 from ai_memory.retrieval.stopwords import ENGLISH
 from ai_memory.retrieval.streams import evidence, lexical
 from ai_memory.retrieval.terms import page_count
@@ -161,7 +162,7 @@ def test_page_text_reads_only_the_best_few_and_ranks_as_the_joined_statement(
             expression = prepare(text, ENGLISH).fts
             for f in FILTERS:
                 where, params = f.where()
-                got = lexical._ranked(conn, expression, f, 4.0, LIMIT, total)
+                got = lexical._ranked(conn, expression, f, 4.0, LIMIT, total, PageRows())
                 every = lexical._selective(conn, f, total)
                 assert got == reference_pages(conn, expression, where, params, every=every), (
                     text,

@@ -24,6 +24,7 @@ from ai_memory.retrieval.models import (
     StreamSummary,
 )
 from ai_memory.retrieval.query import PreparedQuery, prepare
+from ai_memory.retrieval.rows import PageRows
 from ai_memory.retrieval.scope import SearchScope
 from ai_memory.retrieval.snippets import snippet
 from ai_memory.retrieval.streams import StreamResult
@@ -41,10 +42,6 @@ from ai_memory.retrieval.terms import TermStats, page_count
 from ai_memory.retrieval.turns import readable_observations, session_turns
 from ai_memory.store.acting import acting
 
-META = """
-SELECT id, workspace, project, path, version, is_latest, title, kind, tier, tags, pinned,
-    expires_at FROM pages WHERE id IN ({marks})
-"""
 BODIES = "SELECT id, body, frontmatter FROM pages WHERE id IN ({marks})"
 # Feedback counts for the page version it was given on: a rewrite leaves it behind.
 FEEDBACK = """
@@ -102,13 +99,16 @@ class Engine:
         words = prepared.words if prepared.mode == "words" else ()
         query = prepared.without(self.terms.common(conn, words, pages))
         page_filter = self._filter(request, scope.main, now)
-        ranked = self._rank(conn, query, page_filter, request, request.limit, pages, embedding)
+        seen = PageRows()
+        ranked = self._rank(
+            conn, query, page_filter, request, request.limit, pages, seen, embedding
+        )
         global_hits: list[Hit] = []
         if scope.shared is not None and not query.empty and _has_pages(conn, scope.shared):
             shared_filter = self._filter(request, (scope.shared,), now)
             limit = min(request.limit, GLOBAL_LIMIT)
-            ranked_shared = self._rank(conn, query, shared_filter, request, limit, pages, embedding)
-            global_hits = ranked_shared.hits
+            shared = self._rank(conn, query, shared_filter, request, limit, pages, seen, embedding)
+            global_hits = shared.hits
         raw_hits = [] if ranked.hits else _raw_hits(conn, ranked.observations, request.limit)
         total_ms = (time.perf_counter() - started) * 1000
         explain = None
@@ -159,6 +159,7 @@ class Engine:
         request: SearchRequest,
         limit: int,
         pages: int,
+        seen: PageRows,
         embedding: Future[Any] | None = None,
     ) -> _Ranked:
         n = max(self.settings.candidates, limit)
@@ -176,7 +177,9 @@ class Engine:
 
         tw = self.settings.title_weight
         fts = timed(
-            lambda: fts_stream(conn, query, page_filter, title_weight=tw, limit=n, pages=pages)
+            lambda: fts_stream(
+                conn, query, page_filter, title_weight=tw, limit=n, pages=pages, seen=seen
+            )
         )
         if query.cjk_match or query.cjk_like:
             timed(lambda: cjk_stream(conn, query, page_filter, title_weight=tw, limit=n))
@@ -184,7 +187,7 @@ class Engine:
 
         def evidence() -> StreamResult:
             observations.extend(match_observations(conn, query, page_filter, n * 2))
-            return evidence_stream(conn, observations, page_filter, limit=n)
+            return evidence_stream(conn, observations, page_filter, limit=n, seen=seen)
 
         timed(evidence)
         if self.vectors is not None and embedding is not None:
@@ -198,10 +201,10 @@ class Engine:
                 + [h.page_id for h in entities.top(GRAPH_SEEDS)]
             )
         )
-        timed(lambda: graph_stream(conn, seeds, page_filter, limit=n))
+        timed(lambda: graph_stream(conn, seeds, page_filter, limit=n, seen=seen))
         k = self.settings.rrf_k
         fused = fuse(merge_sessions(results, self.weights, k), self.weights, k)
-        hits = self._hits(conn, fused, query, request, page_filter.now, limit)
+        hits = self._hits(conn, fused, query, request, page_filter.now, limit, seen)
         return _Ranked(hits, results, observations)
 
     def _hits(
@@ -212,14 +215,12 @@ class Engine:
         request: SearchRequest,
         now: str,
         limit: int,
+        seen: PageRows,
     ) -> list[Hit]:
         if not fused:
             return []
         ids = _contenders(fused, limit) if not request.pin_first else list(fused)
-        rows = {
-            int(r["id"]): r
-            for r in conn.execute(META.format(marks=",".join("?" * len(ids))), ids).fetchall()
-        }
+        rows = seen.read(conn, ids)
         feedback = _feedback(conn, rows.values())
         scored: list[tuple[float, bool, sqlite3.Row, float, dict[str, float]]] = []
         for page_id, row in rows.items():

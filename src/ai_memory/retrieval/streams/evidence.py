@@ -13,6 +13,7 @@ from typing import Any
 
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.query import PreparedQuery
+from ai_memory.retrieval.rows import COLUMNS, PageRows
 from ai_memory.retrieval.streams import StreamHit, StreamResult
 
 OBSERVATIONS = """
@@ -49,11 +50,14 @@ BODIES = "SELECT id, body FROM observations WHERE id IN ({marks})"
 
 # Each session page by its whole identity (the unique latest-page index); CROSS JOIN
 # keeps the identities as the outer loop, so no index over a project's pages is walked.
-SESSION_PAGES = """
-SELECT p.id, p.workspace, p.project, p.path FROM (VALUES {rows}) v
+# Whole rows (``COLUMNS``): a session hit is built from them without reading them again.
+SESSION_PAGES = (
+    f"SELECT {COLUMNS} FROM"
+    + """ (VALUES {rows}) v
 CROSS JOIN pages p ON p.workspace = v.column1 AND p.project = v.column2 AND p.path = v.column3
 WHERE {where}
 """
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +139,10 @@ def evidence_stream(
     page_filter: PageFilter,
     *,
     limit: int,
+    seen: PageRows,
 ) -> StreamResult:
-    """Sessions ranked by their best matching turn; each carries its best few turns."""
+    """Sessions ranked by their best matching turn; each carries its best few turns
+    (their pages' rows go to ``seen``)."""
     turns: dict[tuple[str, str, str], list[Observation]] = {}
     for obs in observations:
         key = (obs.workspace, obs.project, f"sessions/{obs.session_id}.md")
@@ -148,10 +154,9 @@ def evidence_stream(
     where, params = page_filter.where()
     sql = SESSION_PAGES.format(rows=",".join(["(?,?,?)"] * len(turns)), where=where)
     keys = [part for key in turns for part in key]
-    page_of: dict[tuple[str, str, str], int] = {
-        (r["workspace"], r["project"], r["path"]): int(r["id"])
-        for r in conn.execute(sql, (*keys, *params))
-    }
+    rows = conn.execute(sql, (*keys, *params)).fetchall()
+    seen.keep(rows)
+    page_of = {(r["workspace"], r["project"], r["path"]): int(r["id"]) for r in rows}
     hits: list[StreamHit] = []
     for key, found in turns.items():
         page_id = page_of.get(key)

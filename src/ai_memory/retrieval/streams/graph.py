@@ -10,9 +10,8 @@ from __future__ import annotations
 import sqlite3
 
 from ai_memory.retrieval.filters import PageFilter
+from ai_memory.retrieval.rows import PageRows
 from ai_memory.retrieval.streams import StreamHit, StreamResult
-
-SEEDS = "SELECT id, workspace, project, path FROM pages WHERE id IN ({marks})"
 
 # Two queries for all seeds together; per seed, neighbours come in identity order.
 # CROSS JOIN keeps the links as the outer loop: ordered by path, the planner would
@@ -38,13 +37,19 @@ ORDER BY p.workspace, p.project, p.path
 
 
 def graph_stream(
-    conn: sqlite3.Connection, seeds: list[int], page_filter: PageFilter, *, limit: int
+    conn: sqlite3.Connection,
+    seeds: list[int],
+    page_filter: PageFilter,
+    *,
+    limit: int,
+    seen: PageRows,
 ) -> StreamResult:
-    """Neighbours ranked by the rank of the seed they hang off; seeds themselves excluded."""
+    """Neighbours ranked by the rank of the seed they hang off; seeds themselves excluded.
+
+    The seeds' rows come from ``seen``: the streams that found them read them."""
     if not seeds:
         return StreamResult("graph", [])
-    rows = conn.execute(SEEDS.format(marks=",".join("?" * len(seeds))), seeds).fetchall()
-    by_id = {int(row["id"]): row for row in rows}
+    by_id = seen.read(conn, seeds)
     if not by_id:
         return StreamResult("graph", [])
     where, params = page_filter.where()

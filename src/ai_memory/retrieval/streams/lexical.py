@@ -8,6 +8,7 @@ from typing import Any
 
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.query import PreparedQuery, normalise_title
+from ai_memory.retrieval.rows import COLUMNS, PageRows
 from ai_memory.retrieval.streams import StreamHit, StreamResult
 
 FTS_PAGES = """
@@ -36,11 +37,9 @@ TOP_MATCHES = """
 SELECT rowid, bm25(pages_fts, ?, 1.0) AS score FROM pages_fts
 WHERE pages_fts MATCH ? AND rowid >= ? ORDER BY score, rowid LIMIT ?
 """
-# NOT INDEXED: by rowid, never by walking an index of the whole project.
-TOP_PAGES = """
-SELECT p.id, p.title, p.kind, p.workspace, p.project, p.path FROM pages p NOT INDEXED
-WHERE p.id IN ({marks}) AND {where}
-"""
+# NOT INDEXED: by rowid, never by walking an index of the whole project. The whole
+# rows of a hit (``COLUMNS``): the hits are built from them without reading them again.
+TOP_PAGES = f"SELECT {COLUMNS} FROM pages p NOT INDEXED" + " WHERE p.id IN ({marks}) AND {where}"
 
 # BM25 costs a lookup per matching row: a query matching more than WINDOW pages
 # scores the newest WINDOW of them (FTS5 lists matches by rowid without scoring).
@@ -100,10 +99,12 @@ def fts_stream(
     title_weight: float,
     limit: int,
     pages: int,
+    seen: PageRows,
 ) -> StreamResult:
     """BM25 ranking; an exact title match goes first. Bad FTS5 syntax degrades to words.
 
-    ``pages`` is ``PAGE_COUNT``, which the caller has read for the common words too."""
+    ``pages`` is ``PAGE_COUNT``, which the caller has read for the common words too;
+    the rows of the best matches go to ``seen``."""
     if not query.fts:
         return StreamResult("fts", [])
     note = None
@@ -116,12 +117,12 @@ def fts_stream(
             note="every word is in most pages: newest matches first",
         )
     try:
-        rows = _ranked(conn, query.fts, page_filter, title_weight, limit, pages)
+        rows = _ranked(conn, query.fts, page_filter, title_weight, limit, pages, seen)
     except sqlite3.OperationalError as exc:
         if not query.fallback or query.fallback == query.fts:
             raise
         note = f"query syntax not understood ({exc}); searched its words instead"
-        rows = _ranked(conn, query.fallback, page_filter, title_weight, limit, pages)
+        rows = _ranked(conn, query.fallback, page_filter, title_weight, limit, pages, seen)
     wanted = normalise_title(query.text)
     hits = [
         StreamHit(
@@ -146,6 +147,7 @@ def _ranked(
     weight: float,
     limit: int,
     pages: int,
+    seen: PageRows,
 ) -> Ranked:
     where, params = page_filter.where()
     first = 0
@@ -157,7 +159,7 @@ def _ranked(
         sql = FTS_SCOPED.format(ids=ids, where=where)
         found = conn.execute(sql, (weight, expression, *scope, *params, limit))
         return [(int(r["id"]), r["title"], r["kind"], float(r["score"])) for r in found]
-    rows = _best_few(conn, (weight, expression, first), where, params, limit)
+    rows = _best_few(conn, (weight, expression, first), where, params, limit, seen)
     if rows is None:
         found = conn.execute(
             FTS_TOP.format(where=where),
@@ -194,6 +196,7 @@ def _best_few(
     where: str,
     params: list[Any],
     limit: int,
+    seen: PageRows,
 ) -> Ranked | None:
     """FTS_TOP's answer from the best matches and their pages, or None when they cannot tell.
 
@@ -215,6 +218,7 @@ def _best_few(
     ids = [int(r[0]) for r in top[:cut]]
     sql = TOP_PAGES.format(marks=",".join("?" * len(ids)), where=where)
     pages = {int(r["id"]): r for r in conn.execute(sql, (*ids, *params))}
+    seen.keep(pages.values())
     if len(pages) < limit and cut < len(top):
         return None  # the filter drops too many of them: FTS_TOP looks further
     chosen = [(pages[int(i)], float(score)) for i, score in top[:cut] if int(i) in pages]

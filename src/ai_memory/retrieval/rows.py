@@ -1,0 +1,42 @@
+"""The page rows one search has read: each read once, then shared by every step.
+
+The page stream reads its best matches' rows to filter them, the evidence
+stream its session pages' rows, the graph its seeds', and the hits are built
+from most of the same rows again. They all read the columns of ``COLUMNS``
+(the ones before the body, so no overflow page is touched), and whoever needs
+a row asks ``PageRows`` first. It lives for one search, on one read
+transaction, so a row it hands out is the row a new read would return.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+# What a hit is made of; a stream's statement selects them from its page alias ``p``.
+COLUMNS = (
+    "p.id, p.workspace, p.project, p.path, p.version, p.is_latest, p.title, p.kind, "
+    "p.tier, p.tags, p.pinned, p.expires_at"
+)
+BY_ID = f"SELECT {COLUMNS} FROM pages p WHERE p.id IN ({{marks}})"
+
+
+class PageRows:
+    """A search's page rows by id (``COLUMNS``), read through to the database."""
+
+    def __init__(self) -> None:
+        self._rows: dict[int, sqlite3.Row] = {}
+
+    def keep(self, rows: Iterable[sqlite3.Row]) -> None:
+        """Remember rows a stream read with ``COLUMNS`` (other columns may come along)."""
+        for row in rows:
+            self._rows[int(row["id"])] = row
+
+    def read(self, conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, sqlite3.Row]:
+        """The rows of ``ids`` that exist, by ascending id; only the unseen ones are read."""
+        wanted = sorted(set(ids))
+        missing = [i for i in wanted if i not in self._rows]
+        if missing:
+            sql = BY_ID.format(marks=",".join("?" * len(missing)))
+            self.keep(conn.execute(sql, missing))
+        return {i: self._rows[i] for i in wanted if i in self._rows}
