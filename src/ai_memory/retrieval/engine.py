@@ -183,7 +183,7 @@ class Engine:
         )
         if query.cjk_match or query.cjk_like:
             timed(lambda: cjk_stream(conn, query, page_filter, title_weight=tw, limit=n))
-        entities = timed(lambda: entity_stream(conn, query, page_filter, limit=n))
+        entities = timed(lambda: entity_stream(conn, query, page_filter, limit=n, seen=seen))
 
         def evidence() -> StreamResult:
             observations.extend(match_observations(conn, query, page_filter, n * 2))

@@ -7,16 +7,20 @@ import sqlite3
 from ai_memory.core.text import normalise_entity
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.query import PreparedQuery
+from ai_memory.retrieval.rows import COLUMNS, PageRows
 from ai_memory.retrieval.streams import StreamHit, StreamResult
 
 # CROSS JOIN keeps ``entities`` the outer loop: left to itself, the planner may walk every
 # latest page through the listing index and look up each one's entities (22 ms at 10,000
 # pages, for a table that is often empty) instead of the few rows the words name.
-ENTITY_PAGES = """
-SELECT e.page_id, e.norm, p.workspace, p.project, p.path
+# Whole rows (``COLUMNS``): the hits are built from them without reading them again.
+ENTITY_PAGES = (
+    f"SELECT e.norm, {COLUMNS}"
+    + """
 FROM entities e CROSS JOIN pages p ON p.id = e.page_id
 WHERE e.norm IN ({marks}) AND {scope} AND {where}
 """
+)
 MAX_PHRASE = 4
 MAX_PHRASES = 200
 
@@ -37,9 +41,15 @@ def phrases(query: PreparedQuery) -> list[str]:
 
 
 def entity_stream(
-    conn: sqlite3.Connection, query: PreparedQuery, page_filter: PageFilter, *, limit: int
+    conn: sqlite3.Connection,
+    query: PreparedQuery,
+    page_filter: PageFilter,
+    *,
+    limit: int,
+    seen: PageRows,
 ) -> StreamResult:
-    """Pages ranked by how many query words their matched entities cover."""
+    """Pages ranked by how many query words their matched entities cover (their rows
+    go to ``seen``)."""
     candidates = phrases(query)
     if not candidates:
         return StreamResult("entities", [])
@@ -51,9 +61,11 @@ def entity_stream(
     )
     matched: dict[int, list[str]] = {}
     identity: dict[int, tuple[str, str, str]] = {}
-    for row in conn.execute(sql, (*candidates, *scope_params, *params)):
-        matched.setdefault(int(row["page_id"]), []).append(row["norm"])
-        identity[int(row["page_id"])] = (row["workspace"], row["project"], row["path"])
+    rows = conn.execute(sql, (*candidates, *scope_params, *params)).fetchall()
+    seen.keep(rows)
+    for row in rows:
+        matched.setdefault(int(row["id"]), []).append(row["norm"])
+        identity[int(row["id"])] = (row["workspace"], row["project"], row["path"])
     hits = [
         StreamHit(
             page_id,
