@@ -69,8 +69,10 @@ def fuse(results: list[StreamResult], weights: Mapping[str, float], k: int) -> d
             continue
         factors = result.strength or [1.0] * len(result.hits)
         for rank, (hit, factor) in enumerate(zip(result.hits, factors, strict=True), start=1):
-            entry = fused.setdefault(hit.page_id, Fused(hit.page_id))
-            if result.name in entry.streams:
+            entry = fused.get(hit.page_id)
+            if entry is None:
+                entry = fused[hit.page_id] = Fused(hit.page_id)
+            elif result.name in entry.streams:
                 continue
             share = weight * factor / (k + rank)
             entry.rrf += share
@@ -112,14 +114,10 @@ def merge_sessions(
         if kept:
             out.append(replace(result, hits=kept, strength=kept_factors))
     if merged:
-        ranked = sorted(merged, key=lambda pid: -sum(p.share for p in merged[pid].values()))
+        totals = {pid: sum(p.share for p in parts.values()) for pid, parts in merged.items()}
+        ranked = sorted(totals, key=lambda pid: -totals[pid])
         hits = [
-            StreamHit(
-                pid,
-                sum(p.share for p in merged[pid].values()),
-                {**details[pid], "parts": merged[pid]},
-                session=True,
-            )
+            StreamHit(pid, totals[pid], {**details[pid], "parts": merged[pid]}, session=True)
             for pid in ranked
         ]
         # The session vote's strength is its fused score against the best session's.
