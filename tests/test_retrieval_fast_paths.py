@@ -1,10 +1,10 @@
 """The search's fast paths give what the single statements they stand in for gave.
 
 Full text and turns are ranked inside the index and only the best few rows are
-read; snippets are found with ``str.find`` instead of a pattern per query. Each
-is checked here against the plain form it replaces, on a real index with many
-BM25 ties, two projects (so the scope filter drops matches) and headings,
-so a faster search can never be a different one.
+read; snippets and the turns holding a word are found with ``str.find`` instead
+of a pattern per query. Each is checked here against the plain form it replaces,
+on a real index with many BM25 ties, two projects (so the scope filter drops
+matches) and headings, so a faster search can never be a different one.
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def test_turns_read_only_the_best_few_and_rank_as_the_joined_statement(index: Ru
     index.readers.read(check)
 
 
-def test_snippets_find_the_words_the_patterns_found() -> None:
+def test_snippets_and_turn_choice_find_the_words_the_patterns_found() -> None:
     rng = random.Random(3)
     alphabet = ["queue", "Queue-x", "re.try", "_lint", "#", "##", "\n", " ", "é", "İi", "a"]
     for _ in range(3000):
@@ -215,3 +215,6 @@ def test_snippets_find_the_words_the_patterns_found() -> None:
         pattern = re.compile(r"(?<!\w)(" + "|".join(re.escape(x) for x in stems) + ")")
         found = [(m.start(), m.group(1)) for m in pattern.finditer(lowered.lower())]
         assert s._matches(lowered.lower(), stems) == found, (repr(text), stems)
+        for stem in stems:  # which turns hold a query word (turn_choice)
+            held = re.search(r"(?<!\w)" + re.escape(stem), lowered.lower()) is not None
+            assert s.starts_a_word(lowered.lower(), stem) == held, (repr(text), stem)

@@ -112,6 +112,17 @@ def _matches(lowered: str, stems: list[str]) -> list[tuple[int, str]]:
     return out
 
 
+def starts_a_word(lowered: str, stem: str) -> bool:
+    """Whether ``stem`` starts a word of ``lowered``: ``re.search(r"(?<!\\w)" + re.escape(stem),
+    lowered)``, without compiling a pattern per query word."""
+    at = lowered.find(stem)
+    while at >= 0:
+        if at == 0 or not _is_word(lowered[at - 1]):
+            return True
+        at = lowered.find(stem, at + 1)
+    return False
+
+
 def _is_word(char: str) -> bool:
     """``\\w`` of a ``str`` pattern."""
     return char.isalnum() or char == "_"

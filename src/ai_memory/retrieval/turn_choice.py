@@ -14,10 +14,10 @@ of the hits does not change, only which of their matching turns are shown.
 from __future__ import annotations
 
 import math
-import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 
+from ai_memory.retrieval.snippets import starts_a_word
 from ai_memory.retrieval.streams.evidence import TURNS, Observation
 
 PREFIX = 5  # a query word is in a turn when a word of it starts with its first 5 letters
@@ -46,8 +46,7 @@ def local_weights(texts: Mapping[int, str], terms: list[str]) -> dict[int, float
     weight = dict.fromkeys(texts, 0.0)
     total = len(texts)
     for term in dict.fromkeys(t.lower()[:PREFIX] for t in terms if t.strip()):
-        word = re.compile(r"(?<!\w)" + re.escape(term))
-        holding = [i for i, text in texts.items() if word.search(text)]
+        holding = [i for i, text in texts.items() if starts_a_word(text, term)]
         idf = math.log(1 + (total - len(holding) + 0.5) / (len(holding) + 0.5))
         for i in holding:
             weight[i] += idf
