@@ -3,9 +3,10 @@
 ``FileStage`` does the same for every file a writer batch touches at once: each
 temp file is created when it is staged, and written and fsynced on a pool thread
 from then on, so its disk wait overlaps the rest of the batch's work; at publish
-the batch waits for them, renames in command order and fsyncs each directory once
-— all before the batch's COMMIT, so a file always lands before the index row that
-describes it. Inside :meth:`FileStage.deferred_opens` even the temp file is created
+the batch waits for them and renames in command order before its COMMIT, so a file
+is always in place before the index row that describes it; each directory's fsync
+(once) runs on a pool thread while the COMMIT writes the WAL, and the batch answers
+once both are done. Inside :meth:`FileStage.deferred_opens` even the temp file is created
 on the pool thread (creating a file costs the kernel more than writing 2 KB to it);
 a file that could not be created then shows in :meth:`FileStage.check_since`, so
 the writer can run the commands again with their files created at once.
@@ -157,32 +158,32 @@ class FileStage:
             _forget(staged)
         del self._staged[mark:]
 
-    def publish(self) -> None:
-        """Wait until every temp file is written and fsynced, rename in order, fsync each
-        directory once."""
+    def publish(self) -> list[Done]:
+        """Wait until every temp file is written and fsynced, rename in order, and start
+        the fsync of each directory (once) on the sync threads. The files are in place
+        when this returns; they last once every returned task is done (see
+        :func:`~ai_memory.store.sync_threads.wait_all`), which the writer waits for after
+        its COMMIT, so the folders' fsyncs and the COMMIT's WAL writes overlap."""
         staged, self._staged = self._staged, []
         if not staged:
-            return
+            return []
         try:
             for item in staged:
                 if item.synced is not None:
                     item.synced.result()
-            directories: set[str] = set()
+            directories: dict[str, None] = {}
             for item in staged:
                 if item.temp is not None:
                     _replace(item.temp, item.target)
                 else:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(item.target)
-                directories.add(os.path.dirname(item.target))
-            if len(directories) == 1:  # no other to wait for at the same time
-                fsync_dir(directories.pop())
-            else:
-                self._pool.run_all(fsync_dir, list(directories))
+                directories[os.path.dirname(item.target)] = None
         except BaseException:
             for item in staged:
                 _forget(item)
             raise
+        return [self._pool.submit(fsync_dir, directory) for directory in directories]
 
     def close(self) -> None:
         self.discard_since(0)

@@ -44,6 +44,14 @@ class Done:
             raise error
 
 
+def wait_all(tasks: list[Done]) -> None:
+    """Wait for every task; raise the first one's error once all are done."""
+    errors = [task.wait() for task in tasks]
+    for error in errors:
+        if error is not None:
+            raise error
+
+
 class SyncThreads:
     """A fixed set of daemon threads, started at the first task, stopped by :meth:`close`."""
 
@@ -62,10 +70,7 @@ class SyncThreads:
 
     def run_all(self, function: Callable[[Any], None], items: list[Any]) -> None:
         """``function`` of every item at once; raise the first error once all are done."""
-        errors = [done.wait() for done in [self.submit(function, item) for item in items]]
-        for error in errors:
-            if error is not None:
-                raise error
+        wait_all([self.submit(function, item) for item in items])
 
     def close(self) -> None:
         for _ in self._threads:

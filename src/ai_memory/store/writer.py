@@ -16,7 +16,8 @@ run again command by command, each in its own savepoint with its files created
 at once, so a bad command still fails alone and its neighbours still commit.
 
 Commands stage file changes through ``writer.files`` (only from inside a
-command); they are made durable and published just before the COMMIT.
+command); they are published just before the COMMIT, and their folders are
+fsynced while it runs: a batch is answered once both are done.
 
 The WAL is copied back into the database outside the write transaction (see
 ``store/checkpoint.py``), so no COMMIT pays for a checkpoint; and Python's cyclic
@@ -47,6 +48,7 @@ from ai_memory.store.db import connect_writer
 from ai_memory.store.files import FileStage
 from ai_memory.store.migrations import migrate
 from ai_memory.store.settle import answer
+from ai_memory.store.sync_threads import wait_all
 from ai_memory.store.write_waits import WaitTracker
 
 if TYPE_CHECKING:  # loaded by :meth:`Writer.run`: a reindex runs no event loop
@@ -277,10 +279,14 @@ class Writer:
                     outcomes += (
                         self._run_shared(conn, run) if shared else [self._run_one(conn, run[0])]
                     )
-            # Files land before the rows that describe them commit.
-            self.files.publish()
-            conn.execute("COMMIT")
-            self.longest_hold_s = max(self.longest_hold_s, time.perf_counter() - began)
+            # Files are in place before the rows that describe them commit; their folders'
+            # fsyncs run meanwhile, and nobody hears of the commit before they are done.
+            folders = self.files.publish()
+            try:
+                conn.execute("COMMIT")
+                self.longest_hold_s = max(self.longest_hold_s, time.perf_counter() - began)
+            finally:
+                wait_all(folders)
         except BaseException as exc:  # the transaction itself failed: nothing committed
             log.exception("write transaction failed")
             self.files.discard_since(0)
