@@ -55,8 +55,9 @@ SELECTIVE = 0.5
 # The ids of the scope's latest pages, one project at a time from the listing index
 # (an OR of projects would walk the whole workspace).
 SCOPE_IDS = "SELECT s.id FROM pages s WHERE s.workspace = ? AND s.project = ? AND s.is_latest = 1"
-# Counting stops at the share: past it the answer is known (a scope is most often all).
-SCOPE_COUNT = "SELECT count(*) FROM ({ids} LIMIT ?)"
+# Whether the scope holds at least that many: a row at that offset, the ones before it
+# skipped inside the index (cheaper than counting them, and a scope is most often all).
+SCOPE_REACHES = "{ids} LIMIT 1 OFFSET ?"
 # Those matches alone: the scope's page ids (read from the index) drop the other
 # projects' matches before their page rows are read, which was most of the work.
 # The unary plus keeps SQLite from handing FTS5 the ids to look up one at a time.
@@ -180,8 +181,8 @@ def _selective(conn: sqlite3.Connection, page_filter: PageFilter, pages: int) ->
         return False
     ids, params = _scope_ids(page_filter)
     share = math.ceil(SELECTIVE * pages)  # an integer count is below the share iff below this
-    in_scope = conn.execute(SCOPE_COUNT.format(ids=ids), (*params, share)).fetchone()[0]
-    return int(in_scope) < SELECTIVE * pages
+    reached = conn.execute(SCOPE_REACHES.format(ids=ids), (*params, share - 1)).fetchone()
+    return reached is None
 
 
 def _scope_ids(page_filter: PageFilter) -> tuple[str, list[str]]:
