@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 
 import pytest
 
-from ai_memory.retrieval.query import prepare
+from ai_memory.retrieval.query import _words, normalise_title, prepare
 from ai_memory.retrieval.stopwords import ENGLISH
 from ai_memory.store.migrations import PAGE_TOKENIZER
 
@@ -56,3 +57,13 @@ def test_bare_queries_always_parse(text: str) -> None:
     query = prepare(text, ENGLISH)
     if query.mode == "words" and query.fts:
         conn.execute("SELECT * FROM t WHERE t MATCH ?", (query.fts,)).fetchall()
+
+
+def test_a_plain_title_normalises_as_the_tokenizer_reads_it() -> None:
+    """Titles of letters, digits and spaces skip the tokenizer: the words must be the same."""
+    rng = random.Random(5)
+    parts = ["a", "B", "s", "t", "ll", "Re", "9", " ", "  ", "x1", "_", "-", ".", "é", "'", "İ"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 8)))
+        assert normalise_title(text) == " ".join(_words(text)), repr(text)
+    assert normalise_title("Don t  Panic S") == "don panic"

@@ -106,4 +106,8 @@ def _cjk(runs: list[str]) -> tuple[str, tuple[str, ...]]:
 
 def normalise_title(text: str) -> str:
     """The comparable form of a title or a query: lowercased words, single spaces."""
+    if text.isascii() and text.replace(" ", "").isalnum():
+        # Only letters, digits and spaces (most titles): the words are what the
+        # tokenizer would find, for a fraction of the cost (the page stream asks per hit).
+        return " ".join(w for w in text.lower().split(" ") if w and w not in _FRAGMENTS)
     return " ".join(_words(text))
