@@ -12,10 +12,7 @@ a file that could not be created then shows in :meth:`FileStage.check_since`, so
 the writer can run the commands again with their files created at once.
 
 The temp files of a wiki's pages are staged outside the wiki, in a hidden folder
-beside it on the same filesystem (:func:`staging_dir`): the file watcher then hears
-of a page write once, as the rename that publishes it, rather than also of a temp
-file's creation, writes and move. The rename takes the page out of that folder, so
-only the page's own folder needs an fsync for it to last.
+beside it (see :mod:`ai_memory.store.staging`).
 """
 
 from __future__ import annotations
@@ -25,14 +22,19 @@ import errno
 import os
 import secrets
 import shutil
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
-from ai_memory.core.errors import Conflict, InvalidPath
+from ai_memory.core.errors import InvalidPath
 from ai_memory.core.paths import MAX_NAME_BYTES, TEMP_PREFIX, TEMP_TOKEN_HEX
+from ai_memory.store.staging import (
+    folder_in_way,
+    folder_is_file,
+    raise_if_too_long,
+    ready_folder,
+    staging_dir,
+)
 from ai_memory.store.sync_threads import Done, SyncThreads
 
 __all__ = [
@@ -43,6 +45,9 @@ __all__ = [
     "remove_temp_files",
     "staging_dir",
 ]
+
+
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -116,15 +121,15 @@ class FileStage:
             self._staged.append(_Staged(target, temp, synced, opened))
             return
         if staging is not None:
-            _ready_folder(target)
-            temp, handle = _open_temp(target, staging)
+            ready_folder(target)
+            temp, fd = _open_temp(target, staging)
         else:
             _check_target(target)
             try:
-                temp, handle = _open_temp(target)
+                temp, fd = _open_temp(target)
             except (NotADirectoryError, FileExistsError) as exc:
-                raise _folder_is_file(target) from exc
-        self._staged.append(_Staged(target, temp, self._pool.submit(_fill, handle, data)))
+                raise folder_is_file(target) from exc
+        self._staged.append(_Staged(target, temp, self._pool.submit(_fill, fd, data)))
 
     def _staging_for(self, target: str) -> str | None:
         """The folder ``target``'s temp file goes in, if not beside it."""
@@ -190,12 +195,6 @@ class FileStage:
         self._pool.close()
 
 
-def staging_dir(root: Path) -> Path:
-    """Where the temp files of the files beneath ``root`` are staged: a hidden folder
-    beside it (the data dir's ``.wiki-staging`` for the wiki), outside what is watched."""
-    return root.parent / f".{root.name}-staging"
-
-
 def remove_temp_files(root: Path) -> int:
     """Delete temp files a crash left behind, beside pages or in :func:`staging_dir`;
     call only while nothing is writing.
@@ -219,71 +218,35 @@ def remove_temp_files(root: Path) -> int:
 
 def _check_target(target: str) -> None:
     if os.path.isdir(target):
-        raise _folder_in_way(target)
-
-
-def _ready_folder(target: str) -> None:
-    """For a temp file staged apart: fail as :func:`_check_target` and a temp file beside
-    ``target`` would, and make the folder the rename puts ``target`` in."""
-    try:
-        if stat.S_ISDIR(os.stat(target).st_mode):
-            raise _folder_in_way(target)
-        return
-    except FileNotFoundError:
-        pass  # a new file, perhaps in a new folder
-    except NotADirectoryError as exc:
-        raise _folder_is_file(target) from exc
-    except OSError as exc:
-        _raise_if_too_long(target, exc)
-        raise
-    folder = os.path.dirname(target)
-    if not os.path.isdir(folder):
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except (NotADirectoryError, FileExistsError) as exc:
-            raise _folder_is_file(target) from exc
-
-
-def _folder_in_way(target: str) -> Conflict:
-    name = os.path.basename(target)
-    return Conflict(f"cannot write {name}: a folder of that name is in the way")
-
-
-def _folder_is_file(target: str) -> Conflict:
-    name = os.path.basename(target)
-    return Conflict(f"cannot write {name}: part of its folder path is a file")
-
-
-def _raise_if_too_long(target: str, exc: OSError) -> None:
-    if exc.errno == errno.ENAMETOOLONG:
-        name = os.path.basename(target)
-        raise InvalidPath(f"file path of {name[:40]!r} is too long") from exc
+        raise folder_in_way(target)
 
 
 def _write_temp(target: str, data: bytes) -> str:
     """Stage ``data`` beside ``target`` (written, not yet fsynced)."""
-    temp, handle = _open_temp(target)
+    temp, fd = _open_temp(target)
     try:
-        with handle:
-            handle.write(data)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
     except BaseException:
         _discard(temp)
         raise
     return temp
 
 
-def _open_temp(target: str, staging: str | None = None) -> tuple[str, BinaryIO]:
+def _open_temp(target: str, staging: str | None = None) -> tuple[str, int]:
     """A new temp file beside ``target`` (or in ``staging``), the folder it goes in made
     first if missing."""
     temp = _temp_name(target, staging)
     try:
         try:
-            return temp, open(temp, "xb")  # closed by _fill or _forget
+            return temp, _new_file(temp)  # closed by _fill
         except FileNotFoundError:
             os.makedirs(os.path.dirname(temp), exist_ok=True)
-            return temp, open(temp, "xb")
+            return temp, _new_file(temp)
     except OSError as exc:
-        _raise_if_too_long(target, exc)
+        raise_if_too_long(target, exc)
         raise
 
 
@@ -304,27 +267,41 @@ def _create(target: str, temp: str, data: bytes, opened: Done, apart: bool) -> N
     exists (or cannot). ``apart``: the temp file is in the staging folder."""
     try:
         if apart:
-            _ready_folder(target)
+            ready_folder(target)
         else:
             _check_target(target)
         try:
-            handle = open(temp, "xb")  # noqa: SIM115 (closed by _fill)
+            fd = _new_file(temp)
         except FileNotFoundError:
             os.makedirs(os.path.dirname(temp), exist_ok=True)
-            handle = open(temp, "xb")  # noqa: SIM115
+            fd = _new_file(temp)
     except BaseException as exc:
         opened.set(exc)
         raise
     opened.set(None)
-    _fill(handle, data)
+    _fill(fd, data)
 
 
-def _fill(handle: BinaryIO, data: bytes) -> None:
+def _new_file(temp: str) -> int:
+    """Create ``temp`` (as ``open(temp, "xb")`` would) as a bare descriptor: Python's file
+    objects cost a page write's file a few more system calls (an ``fstat``, a tty check)
+    and as many hand-backs of the interpreter lock to the writer thread."""
+    return os.open(temp, _CREATE, 0o666)
+
+
+def _fill(fd: int, data: bytes) -> None:
     """Write, fsync and close a temp file (on a pool thread)."""
-    with handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _replace(temp: str, target: str) -> None:
