@@ -79,10 +79,6 @@ class SyncThreads:
         self._queue.put((function, args, done))
         return done
 
-    def run_all(self, function: Callable[[Any], None], items: list[Any]) -> None:
-        """``function`` of every item at once; raise the first error once all are done."""
-        wait_all([self.submit(function, item) for item in items])
-
     def close(self) -> None:
         for _ in self._threads:
             self._queue.put(None)
