@@ -287,7 +287,7 @@ class Writer:
                 self.longest_hold_s = max(self.longest_hold_s, time.perf_counter() - began)
             finally:
                 wait_all(folders)
-        except BaseException as exc:  # the transaction itself failed: nothing committed
+        except BaseException as exc:  # the transaction failed (or its files may not last)
             log.exception("write transaction failed")
             self.files.discard_since(0)
             if conn.in_transaction:
