@@ -15,6 +15,7 @@ from ai_memory.retrieval.authority import HIGH, LOW, authority
 from ai_memory.retrieval.explain import hit_explain
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.fusion import Fused, fuse, merge_sessions
+from ai_memory.retrieval.inlist import marks, padded
 from ai_memory.retrieval.models import (
     Hit,
     QueryExplain,
@@ -316,11 +317,11 @@ def _has_pages(conn: sqlite3.Connection, scope: Any) -> bool:
 
 
 def _feedback(conn: sqlite3.Connection, rows: Collection[sqlite3.Row]) -> dict[int, dict[str, int]]:
-    ids = sorted({int(r["id"]) for r in rows})
+    ids = padded(sorted({int(r["id"]) for r in rows}))
     if not ids:
         return {}
     out: dict[int, dict[str, int]] = {}
-    for r in conn.execute(FEEDBACK.format(marks=",".join("?" * len(ids))), ids):
+    for r in conn.execute(FEEDBACK.format(marks=marks(len(ids))), ids):
         out.setdefault(int(r["page_id"]), {})[r["signal"]] = int(r["n"])
     return out
 

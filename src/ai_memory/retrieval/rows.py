@@ -13,6 +13,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
+from ai_memory.retrieval.inlist import marks, padded
+
 # What a hit is made of; a stream's statement selects them from its page alias ``p``.
 COLUMNS = (
     "p.id, p.workspace, p.project, p.path, p.version, p.is_latest, p.title, p.kind, "
@@ -37,6 +39,6 @@ class PageRows:
         wanted = sorted(set(ids))
         missing = [i for i in wanted if i not in self._rows]
         if missing:
-            sql = BY_ID.format(marks=",".join("?" * len(missing)))
-            self.keep(conn.execute(sql, missing))
+            ids = padded(missing)
+            self.keep(conn.execute(BY_ID.format(marks=marks(len(ids))), ids))
         return {i: self._rows[i] for i in wanted if i in self._rows}

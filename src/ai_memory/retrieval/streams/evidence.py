@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ai_memory.retrieval.filters import PageFilter
+from ai_memory.retrieval.inlist import marks, padded
 from ai_memory.retrieval.query import PreparedQuery
 from ai_memory.retrieval.rows import COLUMNS, PageRows
 from ai_memory.retrieval.streams import StreamHit, StreamResult
@@ -101,8 +102,9 @@ def _ranked(
         top = conn.execute(TOP_MATCHES, (expression, first, size)).fetchall()
         if not top:
             return []
-        sql = TOP_ROWS.format(marks=",".join("?" * len(top)), where=where)
-        rows = {int(r["id"]): r for r in conn.execute(sql, (*(r[0] for r in top), *params))}
+        ids = padded([r[0] for r in top])
+        sql = TOP_ROWS.format(marks=marks(len(ids)), where=where)
+        rows = {int(r["id"]): r for r in conn.execute(sql, (*ids, *params))}
         found = [_observation(rows[r[0]], r[1]) for r in top if r[0] in rows][:limit]
         if len(found) >= limit or len(top) < size:
             break

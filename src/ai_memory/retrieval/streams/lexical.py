@@ -7,6 +7,7 @@ import sqlite3
 from typing import Any
 
 from ai_memory.retrieval.filters import PageFilter
+from ai_memory.retrieval.inlist import marks, padded
 from ai_memory.retrieval.query import PreparedQuery, normalise_title
 from ai_memory.retrieval.rows import COLUMNS, PageRows
 from ai_memory.retrieval.streams import StreamHit, StreamResult
@@ -216,8 +217,8 @@ def _best_few(
             break
     if not top:
         return []
-    ids = [int(r[0]) for r in top[:cut]]
-    sql = TOP_PAGES.format(marks=",".join("?" * len(ids)), where=where)
+    ids = padded([int(r[0]) for r in top[:cut]])
+    sql = TOP_PAGES.format(marks=marks(len(ids)), where=where)
     pages = {int(r["id"]): r for r in conn.execute(sql, (*ids, *params))}
     seen.keep(pages.values())
     if len(pages) < limit and cut < len(top):
