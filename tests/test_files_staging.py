@@ -13,8 +13,9 @@ import pytest
 from ai_memory.core.errors import Conflict
 from ai_memory.core.identity import Scope
 from ai_memory.runtime import Runtime
+from ai_memory.store.commands import Rerunnable
 from ai_memory.store.files import TEMP_PREFIX, remove_temp_files, staging_dir
-from ai_memory.store.writer import Rerunnable, Writer
+from ai_memory.store.writer import Writer
 
 
 @pytest.fixture

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ai_memory.core.errors import Conflict
-from ai_memory.store.writer import Rerunnable, Writer
+from ai_memory.store.commands import Rerunnable
+from ai_memory.store.writer import Writer
 
 
 def actions(path: Path) -> list[str]:

@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from ai_memory.store import sweep as sql
+from ai_memory.store.commands import Command
 from ai_memory.store.db import reclaim_step
-from ai_memory.store.writer import Command, Writer
+from ai_memory.store.writer import Writer
 
 T = TypeVar("T")
 

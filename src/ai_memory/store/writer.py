@@ -36,14 +36,15 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ai_memory.core.errors import Saturated, Unavailable
 from ai_memory.store.checkpoint import Checkpointer
+from ai_memory.store.commands import Command, Rerunnable
 from ai_memory.store.db import connect_writer
 from ai_memory.store.files import FileStage
 from ai_memory.store.migrations import migrate
@@ -57,7 +58,6 @@ if TYPE_CHECKING:  # loaded by :meth:`Writer.run`: a reindex runs no event loop
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Command = Callable[[sqlite3.Connection], T]
 
 
 @dataclass(slots=True)
@@ -68,18 +68,6 @@ class _Job:
     waiter: asyncio.Future[Any] | None = None  # the coroutine awaiting it, if any
     # The submitter's context: the command runs in it, so it knows who it acts for.
     context: contextvars.Context = field(default_factory=contextvars.copy_context)
-
-
-@dataclass(frozen=True, slots=True)
-class Rerunnable(Generic[T]):
-    """A command that may run twice: what it does besides its SQL and the files it stages
-    through ``writer.files`` (both undone on failure) is nothing, so after a rollback the
-    writer can run it again in a savepoint of its own. Page writes are such commands."""
-
-    run: Command[T]
-
-    def __call__(self, conn: sqlite3.Connection) -> T:
-        return self.run(conn)
 
 
 _STOP = object()

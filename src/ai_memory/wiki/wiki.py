@@ -19,8 +19,9 @@ from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.kinds import KINDS, TIERS
 from ai_memory.core.page import WriteResult
 from ai_memory.store import pages
+from ai_memory.store.commands import Rerunnable
 from ai_memory.store.readers import ReaderPool
-from ai_memory.store.writer import Rerunnable, Writer
+from ai_memory.store.writer import Writer
 from ai_memory.wiki.document import build_document, complete_frontmatter
 from ai_memory.wiki.frontmatter import block_bytes, parse_file, parse_markdown
 from ai_memory.wiki.git import GitCheckpointer
