@@ -20,23 +20,14 @@ from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send
 from ai_memory.web.page_asgi import PageWriteRoute, json_content, page_route
 
 
-class PageFast:
-    """Answers a page PUT with the checks of the stack inside it, folded into one call."""
+class FoldedRoute:
+    """A layer outside the stack that answers one route itself, with the stack's checks
+    folded into one call; it finds the stack once, on its first request."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self._looked = False
         self._stack: Stack | None = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        match = page_route(scope) if scope["type"] == "http" else None
-        if match is not None:
-            stack = self._found()
-            runtime = page_route_in(stack).runtime() if stack is not None else None
-            if stack is not None and runtime is not None and json_content(scope):
-                await self._page(stack, runtime, match, scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
     def _found(self) -> Stack | None:
         """The stack inside, found once (see :func:`stack_with_page_route`)."""
@@ -44,6 +35,25 @@ class PageFast:
             self._looked = True
             self._stack = stack_with_page_route(self.app)
         return self._stack
+
+    def _ready(self) -> tuple[Stack, Runtime] | None:
+        """The stack and the running runtime; None (the request then goes through the
+        stack) when the stack is not the expected one or the server has not started."""
+        stack = self._found()
+        runtime = page_route_in(stack).runtime() if stack is not None else None
+        return (stack, runtime) if stack is not None and runtime is not None else None
+
+
+class PageFast(FoldedRoute):
+    """Answers a page PUT with the checks of the stack inside it, folded into one call."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        match = page_route(scope) if scope["type"] == "http" else None
+        ready = self._ready() if match is not None else None
+        if match is not None and ready is not None and json_content(scope):
+            await self._page(*ready, match, scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
     async def _page(
         self,

@@ -24,38 +24,25 @@ from ai_memory.retrieval.search import search as run_search
 from ai_memory.runtime import Runtime
 from ai_memory.web.asgi_answer import answer, failure
 from ai_memory.web.fast_stack import Stack, run_admitted
-from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send
-from ai_memory.web.page_fast import page_route_in, stack_with_page_route
+from ai_memory.web.middleware import Receive, Scope, Send
+from ai_memory.web.page_fast import FoldedRoute
 from ai_memory.web.search import SEARCH_PATH, request_data
 
 SURFACE = "api"  # the metrics' name for this route's queries (metrics.asgi.QUERY_PATHS)
 
 
-class SearchFast:
+class SearchFast(FoldedRoute):
     """Answers ``GET /api/v1/search`` with the checks of the stack inside it, in one call."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-        self._looked = False
-        self._stack: Stack | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == SEARCH_PATH and scope["method"] == "GET":
-            stack = self._found()
-            runtime = page_route_in(stack).runtime() if stack is not None else None
-            if stack is not None and runtime is not None and not runtime.config.answers.rerank:
+            ready = self._ready()
+            if ready is not None and not ready[1].config.answers.rerank:
                 params = QueryParams(scope["query_string"])
                 if "q" in params:  # without it the route answers FastAPI's own 422
-                    await self._search(stack, runtime, params, scope, receive, send)
+                    await self._search(*ready, params, scope, receive, send)
                     return
         await self.app(scope, receive, send)
-
-    def _found(self) -> Stack | None:
-        """The stack inside, found once (see :func:`stack_with_page_route`)."""
-        if not self._looked:
-            self._looked = True
-            self._stack = stack_with_page_route(self.app)
-        return self._stack
 
     async def _search(
         self,
