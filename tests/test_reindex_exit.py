@@ -12,10 +12,15 @@ from tests.conftest import clean_env
 from tests.test_reindex_stream import PAGES, write_wiki
 
 
+def reindex_argv(data_dir: Path) -> list[str]:
+    """The command as its own process, the way a user runs it."""
+    return [sys.executable, "-m", "ai_memory", "reindex", "--data-dir", str(data_dir)]
+
+
 def reindex_into(data_dir: Path, out: Path, err: Path) -> int:
     with out.open("w") as stdout, err.open("w") as stderr:
         done = subprocess.run(
-            [sys.executable, "-m", "ai_memory", "reindex", "--data-dir", str(data_dir)],
+            reindex_argv(data_dir),
             stdout=stdout,
             stderr=stderr,
             env=clean_env(),
@@ -51,7 +56,7 @@ def test_no_worker_outlives_the_command(data_dir: Path) -> None:
     """A worker left running would hold the output pipes open, and this would time out."""
     write_wiki(data_dir)
     done = subprocess.run(
-        [sys.executable, "-m", "ai_memory", "reindex", "--data-dir", str(data_dir)],
+        reindex_argv(data_dir),
         capture_output=True,
         text=True,
         env=clean_env(),

@@ -301,7 +301,7 @@ def _contenders(fused: dict[int, Fused], limit: int) -> list[int]:
 def _bodies(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[str, str]]:
     if not ids:
         return {}
-    sql = BODIES.format(marks=",".join("?" * len(ids)))
+    sql = BODIES.format(marks=marks(len(ids)))
     return {int(r["id"]): (r["body"], r["frontmatter"]) for r in conn.execute(sql, ids)}
 
 

@@ -6,8 +6,8 @@ looks, the write that produced the event has committed, the file hashes to what
 the index holds, and nothing more is done for it. That check is what each event
 costs, so it is kept small: the writer stages its temp files outside the wiki, so
 a page it writes makes one event (the rename); a string test drops the events of
-hidden files (``.git``, an editor's swap files), and the index is read once for a whole batch of
-events (``reconcile_paths``), not once per file.
+hidden files (``.git``, an editor's swap files); and the index is read once for a
+whole batch of events (``reconcile_paths``), not once per file.
 """
 
 from __future__ import annotations
