@@ -105,3 +105,33 @@ def test_nothing_waits_when_the_writer_is_free(runtime: Runtime, running: int) -
     asyncio.run(one_at_a_time())
     assert groups.commands == 5
     assert len(stored(runtime)) == 5
+
+
+def test_a_lone_request_is_stored_in_place_when_the_writer_is_idle(runtime: Runtime) -> None:
+    groups = IngestGroups(runtime.writer)
+    before = runtime.writer.transactions
+
+    async def alone() -> list[IngestOutcome]:
+        return await groups.store([event("lone", "l0")], None, lone_request=True)
+
+    assert asyncio.run(alone()) == [IngestOutcome(stored=True, ended=False)]
+    assert stored(runtime)[-1:] == ["l0"]
+    assert groups.commands == 1 and runtime.writer.transactions == before + 1
+
+
+def test_a_lone_request_waits_its_turn_while_the_writer_is_busy(runtime: Runtime) -> None:
+    groups = IngestGroups(runtime.writer)
+    gate = threading.Event()
+
+    async def behind_a_busy_writer() -> list[IngestOutcome]:
+        blocker = runtime.writer.submit(lambda conn: gate.wait(10))
+        task = asyncio.create_task(groups.store([event("lone", "l1")], None, lone_request=True))
+        await asyncio.sleep(0.05)
+        assert not task.done()  # queued behind the running command, not run beside it
+        gate.set()
+        outcome = await task
+        assert blocker.result() is True
+        return outcome
+
+    assert asyncio.run(behind_a_busy_writer()) == [IngestOutcome(stored=True, ended=False)]
+    assert "l1" in stored(runtime)

@@ -59,10 +59,16 @@ class IngestGroups:
         self._tasks: set[asyncio.Task[None]] = set()  # held until done (the loop holds weakly)
 
     async def store(
-        self, events: Sequence[HookEvent], who: Principal | None
+        self, events: Sequence[HookEvent], who: Principal | None, *, lone_request: bool = False
     ) -> list[IngestOutcome]:
         """The events' outcomes once committed (alone or with others); raise what the writer
-        raised (Saturated when its queue is full)."""
+        raised (Saturated when its queue is full). ``lone_request``: theirs is the only
+        request the server is answering, so they may be stored in place (see
+        :meth:`Writer.run_if_idle`) when nothing else is on its way to the writer."""
+        if lone_request and not self.running and not self._pending:
+            stored = self._in_place(events, who)
+            if stored is not None:
+                return stored
         alone = any(event.observation.kind == "session-end" for event in events)
         if alone or (self.running < self.max_running and not self._pending):
             self.running += 1
@@ -74,6 +80,17 @@ class IngestGroups:
         waiting = _Waiting(events, asyncio.get_running_loop().create_future())
         self._pending.setdefault((who, acting()), []).append(waiting)
         return await waiting.future
+
+    def _in_place(
+        self, events: Sequence[HookEvent], who: Principal | None
+    ) -> list[IngestOutcome] | None:
+        """The events stored on this thread, if the writer was idle; None if it was not."""
+        done = self.writer.run_if_idle(store_command(events, who=who))
+        if done is None:
+            return None
+        self.commands += 1
+        self.events += len(events)
+        return done.result()
 
     async def _submit(
         self, events: Sequence[HookEvent], who: Principal | None

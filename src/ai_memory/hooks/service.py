@@ -129,9 +129,12 @@ class HookService:
         body: object,
         size: int | None = None,
         who: Principal | None = None,
+        *,
+        lone_request: bool = False,
     ) -> IngestOutcome:
         """Store one event as ``who``'s; return only after it committed. Raise Saturated when
         full, Forbidden when ``who`` may not write to its project or session.
+        ``lone_request``: no other request is being answered (see :class:`IngestGroups`).
 
         Parsing and sanitizing are CPU work: they run in a worker thread, so a hostile
         payload never holds up the event loop (and every other request with it); a small
@@ -145,7 +148,7 @@ class HookService:
         if self.capture.drops(event, body):
             return DROPPED
         event = self.aliases.event(event)
-        (outcome,) = await self._store([event], who)
+        (outcome,) = await self._store([event], who, lone_request)
         if outcome.refused is not None:
             raise Forbidden(outcome.refused)
         self._follow_up(event, outcome)
@@ -204,7 +207,9 @@ class HookService:
         event = parse_event(params, {} if body is None else body, self.sanitizer, memo=memo)
         return self.aliases.event(event)
 
-    async def _store(self, events: list[HookEvent], who: Principal | None) -> list[IngestOutcome]:
+    async def _store(
+        self, events: list[HookEvent], who: Principal | None, lone_request: bool = False
+    ) -> list[IngestOutcome]:
         """One writer command for the events (a single one may share it with other requests'
         while the writer is busy); bounded by the ingest limit, never waiting."""
         if self.in_flight + len(events) > self.limit:
@@ -212,7 +217,7 @@ class HookService:
         self.in_flight += len(events)
         try:
             if len(events) == 1:
-                return await self.groups.store(events, who)
+                return await self.groups.store(events, who, lone_request=lone_request)
             future = self.runtime.writer.submit(store_command(events, who=who), timeout=0)
             return await asyncio.wrap_future(future)
         finally:

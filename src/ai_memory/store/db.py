@@ -17,6 +17,8 @@ AUTO_VACUUM_INCREMENTAL = 2
 PAGE_SIZE = 2048
 # Pages one reclaim step frees at most (2 MB of 2 KB pages): a few milliseconds of work.
 RECLAIM_STEP_PAGES = 1024
+# How long a statement waits for another connection's lock before it fails.
+BUSY_TIMEOUT_MS = 10_000
 
 
 def connect_writer(path: Path, synchronous: str = "normal") -> sqlite3.Connection:
@@ -36,10 +38,23 @@ def connect_writer(path: Path, synchronous: str = "normal") -> sqlite3.Connectio
             os.chmod(path.with_name(path.name + suffix), PRIVATE)
     conn.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'full' else 'NORMAL'}")
     conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute("PRAGMA busy_timeout=10000")
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.create_function("fts_text", 1, fts_text, deterministic=True)
     return conn
+
+
+def begin_at_once(conn: sqlite3.Connection) -> bool:
+    """``BEGIN IMMEDIATE`` unless another connection holds the write lock (False: nothing
+    begun), where a plain one would wait up to the busy timeout for it."""
+    conn.execute("PRAGMA busy_timeout=0")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    return True
 
 
 def reclaim_step(conn: sqlite3.Connection, pages: int = RECLAIM_STEP_PAGES) -> int:
@@ -91,6 +106,6 @@ def connect_reader(path: Path) -> sqlite3.Connection:
         f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
     )
     conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout=10000")
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA query_only=ON")
     return conn

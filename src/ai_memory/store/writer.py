@@ -28,29 +28,25 @@ transactions instead.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import gc
 import logging
 import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ai_memory.core.errors import Saturated, Unavailable
 from ai_memory.store.checkpoint import Checkpointer
 from ai_memory.store.commands import Command, Rerunnable
-from ai_memory.store.db import connect_writer
+from ai_memory.store.db import begin_at_once, connect_writer
 from ai_memory.store.files import FileStage
 from ai_memory.store.migrations import migrate
 from ai_memory.store.settle import answer
 from ai_memory.store.sync_threads import wait_all
 from ai_memory.store.write_waits import WaitTracker
+from ai_memory.store.writer_batch import Job, collector_paused, runs
 
 if TYPE_CHECKING:  # loaded by :meth:`Writer.run`: a reindex runs no event loop
     import asyncio
@@ -58,16 +54,6 @@ if TYPE_CHECKING:  # loaded by :meth:`Writer.run`: a reindex runs no event loop
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-@dataclass(slots=True)
-class _Job:
-    command: Command[Any]
-    future: Future[Any]
-    submitted: float = 0.0  # perf_counter() at submit, for the queue wait
-    waiter: asyncio.Future[Any] | None = None  # the coroutine awaiting it, if any
-    # The submitter's context: the command runs in it, so it knows who it acts for.
-    context: contextvars.Context = field(default_factory=contextvars.copy_context)
 
 
 _STOP = object()
@@ -87,10 +73,14 @@ class Writer:
         self.db_path = db_path
         self.max_batch = max_batch
         self._synchronous = synchronous
-        self._queue: queue.Queue[_Job | object] = queue.Queue(maxsize=queue_size)
+        self._queue: queue.Queue[Job | object] = queue.Queue(maxsize=queue_size)
         self._thread: threading.Thread | None = None
         self._accepting = False
         self._lock = threading.Lock()
+        # Held by whoever runs a transaction on the connection: the writer thread, or a
+        # caller running a command in place while the thread is idle (run_if_idle).
+        self._running = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
         self.files = FileStage()
         self.checkpointer = Checkpointer(db_path)
         self.transactions = 0
@@ -109,6 +99,7 @@ class Writer:
         conn.execute(f"PRAGMA journal_size_limit={self.checkpointer.limit_bytes}")
         self.checkpointer.start()
         self._accepting = True
+        self._conn = conn
         self._thread = threading.Thread(
             target=self._run, args=(conn,), name="ai-memory-writer", daemon=True
         )
@@ -143,7 +134,7 @@ class Writer:
         writer stuck in one long transaction shows here before any wait is recorded."""
         with self._queue.mutex:
             head = self._queue.queue[0] if self._queue.queue else None
-        return time.perf_counter() - head.submitted if isinstance(head, _Job) else 0.0
+        return time.perf_counter() - head.submitted if isinstance(head, Job) else 0.0
 
     def submit(
         self,
@@ -161,7 +152,7 @@ class Writer:
             if not self._accepting:
                 raise Unavailable("the writer is shutting down")
             future: Future[T] = Future()
-            job = _Job(command, future, time.perf_counter(), waiter)
+            job = Job(command, future, time.perf_counter(), waiter)
         try:
             if timeout == 0:
                 self._queue.put_nowait(job)
@@ -170,6 +161,31 @@ class Writer:
         except queue.Full:
             raise Saturated("the write queue is full; retry shortly") from None
         return future
+
+    def run_if_idle(self, command: Command[T]) -> Future[T] | None:
+        """Run ``command`` in a transaction of its own on the calling thread if the writer
+        is idle (nothing queued, no transaction running, the WAL not due for a checkpoint,
+        the database's write lock free at once); return its settled future, committed or
+        failed as :meth:`submit`'s would be. None: it did not run (submit it instead).
+
+        A lone request on an idle server is then stored without the two thread hand-offs
+        of a queued command (waking the writer, the writer waking the caller), which cost
+        it more than its SQL. The calling thread waits out the transaction, so this is for
+        small commands that stage no files.
+        """
+        if not self._queue.empty() or not self._running.acquire(blocking=False):
+            return None
+        try:
+            conn = self._conn
+            if conn is None or not self._accepting or self.checkpointer.overdue:
+                return None
+            if not begin_at_once(conn):
+                return None
+            future: Future[T] = Future()
+            self._execute(conn, [Job(command, future, time.perf_counter())], begun=True)
+            return future
+        finally:
+            self._running.release()
 
     def call(self, command: Command[T], *, timeout: float | None = 10.0) -> T:
         """Submit and wait for the committed result (or the command's error)."""
@@ -198,11 +214,11 @@ class Writer:
         try:
             while not stopping:
                 first = self._queue.get()
-                batch: list[_Job] = []
+                batch: list[Job] = []
                 if first is _STOP:
                     stopping = True
                 else:
-                    assert isinstance(first, _Job)
+                    assert isinstance(first, Job)
                     batch.append(first)
                 while len(batch) < self.max_batch:
                     try:
@@ -212,30 +228,33 @@ class Writer:
                     if item is _STOP:
                         stopping = True
                         continue
-                    assert isinstance(item, _Job)
+                    assert isinstance(item, Job)
                     batch.append(item)
                 if batch:
-                    self._execute(conn, batch)
+                    with self._running:
+                        self._execute(conn, batch)
                 # Let go of the finished jobs now, not when the next command arrives: a
                 # command can close over a lot (the start-up check's set of every page).
                 batch.clear()
                 first = item = None
         finally:
-            self.checkpointer.stop()
-            conn.close()  # the last connection to close copies the WAL back and removes it
+            with self._running:  # not while a command runs in place
+                self._conn = None
+                self.checkpointer.stop()
+                conn.close()  # the last connection to close copies the WAL back and removes it
             self.files.close()
 
-    def _execute(self, conn: sqlite3.Connection, batch: list[_Job]) -> None:
+    def _execute(self, conn: sqlite3.Connection, batch: list[Job], begun: bool = False) -> None:
         # A job whose caller gave up before it ran is dropped; once running it cannot be
         # cancelled any more, so every future below can be resolved safely.
         batch = [job for job in batch if job.future.set_running_or_notify_cancel()]
         if not batch:
             return
-        if self.checkpointer.overdue:
+        if not begun and self.checkpointer.overdue:
             # Between transactions, so the lock is not held; the BEGIN below restarts the WAL.
             self.checkpointer.checkpoint(conn)
-        with _collector_paused():
-            outcomes = self._transaction(conn, batch)
+        with collector_paused():
+            outcomes = self._transaction(conn, batch, begun)
         if outcomes is None:
             return
         self.checkpointer.notify()
@@ -247,12 +266,14 @@ class Writer:
         )
 
     def _transaction(
-        self, conn: sqlite3.Connection, batch: list[_Job]
+        self, conn: sqlite3.Connection, batch: list[Job], begun: bool
     ) -> list[tuple[bool, Any]] | None:
-        """Run the batch in one transaction; ``None`` (every future failed) if it failed."""
+        """Run the batch in one transaction (``begun`` already); ``None`` (every future
+        failed) if it failed."""
         outcomes: list[tuple[bool, Any]] = []
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            if not begun:
+                conn.execute("BEGIN IMMEDIATE")
             began = time.perf_counter()
             if len(batch) == 1 and not isinstance(batch[0].command, Rerunnable):
                 # Alone in its transaction, a command needs no savepoint: if it fails, the
@@ -262,7 +283,7 @@ class Writer:
                     return [outcome]
                 outcomes.append(outcome)
             else:
-                for run in _runs(batch):
+                for run in runs(batch):
                     shared = isinstance(run[0].command, Rerunnable)
                     outcomes += (
                         self._run_shared(conn, run) if shared else [self._run_one(conn, run[0])]
@@ -284,7 +305,7 @@ class Writer:
             return None
         return outcomes
 
-    def _run_alone(self, conn: sqlite3.Connection, job: _Job) -> tuple[bool, Any]:
+    def _run_alone(self, conn: sqlite3.Connection, job: Job) -> tuple[bool, Any]:
         """The one command of its transaction: a failure rolls the transaction back."""
         self.waits.record(time.perf_counter() - job.submitted)
         mark = self.files.mark()
@@ -296,7 +317,7 @@ class Writer:
                 conn.execute("ROLLBACK")
             return False, exc
 
-    def _run_shared(self, conn: sqlite3.Connection, run: list[_Job]) -> list[tuple[bool, Any]]:
+    def _run_shared(self, conn: sqlite3.Connection, run: list[Job]) -> list[tuple[bool, Any]]:
         """Rerunnable commands under one savepoint; on any failure, again one by one."""
         now = time.perf_counter()
         for job in run:
@@ -320,7 +341,7 @@ class Writer:
         return [(True, value) for value in values]
 
     def _run_one(
-        self, conn: sqlite3.Connection, job: _Job, *, recorded: bool = False
+        self, conn: sqlite3.Connection, job: Job, *, recorded: bool = False
     ) -> tuple[bool, Any]:
         if not recorded:
             self.waits.record(time.perf_counter() - job.submitted)
@@ -335,31 +356,3 @@ class Writer:
             return False, exc
         conn.execute("RELEASE command")
         return True, value
-
-
-def _runs(batch: list[_Job]) -> Iterator[list[_Job]]:
-    """The batch in order, cut into runs of neighbouring rerunnable commands and single
-    other commands."""
-    run: list[_Job] = []
-    for job in batch:
-        if isinstance(job.command, Rerunnable):
-            run.append(job)
-            continue
-        if run:
-            yield run
-            run = []
-        yield [job]
-    if run:
-        yield run
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Hold off the cyclic garbage collector for the length of one transaction."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

@@ -37,6 +37,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from ai_memory.config import ServerSettings
+from ai_memory.web.lone_request import REQUESTS_KEY
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +155,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if cycle is None or cycle is before:  # an upgrade: the cycle never started
             return
         self.requests += 1
+        cycle.scope[REQUESTS_KEY] = self.tasks  # type: ignore[literal-required]
         if cycle.scope["method"] != "HEAD":  # a HEAD answer has no body write to wait for
             cycle.transport = HeldHead(self.transport)
         if self.requests >= self.limits.max_requests_per_connection:

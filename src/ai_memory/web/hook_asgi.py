@@ -19,6 +19,7 @@ from ai_memory.core.errors import InvalidInput
 from ai_memory.core.principal import principal_in
 from ai_memory.hooks.service import HookService, ItemResult
 from ai_memory.web.asgi_answer import answer, encode_error, failure, read_body
+from ai_memory.web.lone_request import lone_request
 from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send
 
 ACCEPTED = b'{"status":"accepted","duplicate":false}'
@@ -64,7 +65,9 @@ class HookRoutes:
 async def _one(service: HookService, scope: Scope, raw: bytes) -> tuple[int, bytes]:
     """One agent event, body unchanged; 202 once it is durable, 429 when saturated."""
     params = query_params(scope.get("query_string", b""))
-    outcome = await service.ingest(params, json_body(raw, {}), len(raw), principal_in(scope))
+    outcome = await service.ingest(
+        params, json_body(raw, {}), len(raw), principal_in(scope), lone_request=lone_request(scope)
+    )
     return 202, ACCEPTED if outcome.stored else DUPLICATE
 
 

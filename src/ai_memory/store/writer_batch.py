@@ -1,0 +1,55 @@
+"""What the writer runs: a submitted command with its future, and how a batch of them is cut
+into runs and guarded while its transaction holds the lock."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import gc
+from collections.abc import Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ai_memory.store.commands import Command, Rerunnable
+
+if TYPE_CHECKING:  # a reindex runs no event loop: it need not load asyncio
+    import asyncio
+
+
+@dataclass(slots=True)
+class Job:
+    command: Command[Any]
+    future: Future[Any]
+    submitted: float = 0.0  # perf_counter() at submit, for the queue wait
+    waiter: asyncio.Future[Any] | None = None  # the coroutine awaiting it, if any
+    # The submitter's context: the command runs in it, so it knows who it acts for.
+    context: contextvars.Context = field(default_factory=contextvars.copy_context)
+
+
+def runs(batch: list[Job]) -> Iterator[list[Job]]:
+    """The batch in order, cut into runs of neighbouring rerunnable commands and single
+    other commands."""
+    run: list[Job] = []
+    for job in batch:
+        if isinstance(job.command, Rerunnable):
+            run.append(job)
+            continue
+        if run:
+            yield run
+            run = []
+        yield [job]
+    if run:
+        yield run
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Hold off the cyclic garbage collector for the length of one transaction."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
