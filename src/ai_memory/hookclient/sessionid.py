@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 MAX_RAW = 512
+# The characters fold_unsafe keeps: an id of these only (most ids) is kept as it is.
+_KEPT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
 def safe_session_id(value: str, secret_in: Callable[[str], bool] = holds_secret) -> str | None:
@@ -26,7 +28,8 @@ def safe_session_id(value: str, secret_in: Callable[[str], bool] = holds_secret)
     raw = value.strip()
     if len(raw) > MAX_RAW or secret_in(raw):
         return derived_session_id(raw)
-    return fold_unsafe(raw).strip("-.")[:100] or None
+    folded = raw if _KEPT.issuperset(raw) else fold_unsafe(raw)
+    return folded.strip("-.")[:100] or None
 
 
 def derived_session_id(raw: str) -> str:

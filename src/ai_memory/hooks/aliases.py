@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Literal, get_args
 
 ObservationKind = Literal[
@@ -127,7 +128,14 @@ EVENT_TOOLS: Mapping[str, str] = {
 }
 
 
-_EXTRA_FIELDS = (
+# The fields an event keeps, in this order (an ``other`` event's body is them, as JSON).
+_NORMALISED = (
+    "prompt",
+    "tool_name",
+    "tool_input",
+    "tool_response",
+    "assistant",
+    "summary",
     "instructions",
     "message",
     "reason",
@@ -136,13 +144,32 @@ _EXTRA_FIELDS = (
     "agent_id",
     "agent_type",
 )
+_UNRANKED = len(max(FIELDS.values(), key=len))
+
+
+def _alias_index(
+    fields: Mapping[str, tuple[str, ...]],
+) -> MappingProxyType[str, tuple[tuple[str, int], ...]]:
+    """Each alias with the fields it may fill and its place among each one's aliases."""
+    index: dict[str, list[tuple[str, int]]] = {}
+    for field, names in fields.items():
+        for rank, alias in enumerate(names):
+            index.setdefault(alias, []).append((field, rank))
+    return MappingProxyType({alias: tuple(entries) for alias, entries in index.items()})
+
+
+_BY_ALIAS = _alias_index(FIELDS)
 # Events that report a tool call that failed (its error is in ``error``).
 FAILURE_EVENTS = frozenset({"PostToolUseFailure", "postToolUseFailure", "AfterToolFailure"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Normalised:
-    """The agent's event as our kind plus the fields we found, still unsanitised."""
+    """The agent's event as our kind plus the fields we found, still unsanitised.
+
+    Not frozen: it lives from :func:`normalise` to the sanitizer, its ``fields`` could be
+    changed all the same, and a frozen class pays a slow attribute set per field, on every
+    event."""
 
     agent: str
     kind: str
@@ -171,27 +198,38 @@ def pick(payload: Mapping[str, object], name: str) -> object | None:
     return None
 
 
-def normalise(agent: str, event: str | None, payload: Mapping[str, object]) -> Normalised:
-    """Map ``event`` (or the payload's own event name) to a kind and pick the known fields."""
-    name = event or _text(pick(payload, "event")) or ""
+def picked(payload: Mapping[str, object]) -> dict[str, object]:
+    """What :func:`pick` finds for every field of :data:`FIELDS` the payload holds.
+
+    One walk over the payload's keys (through :data:`_BY_ALIAS`) instead of a lookup per
+    alias of every field: the alias listed first still wins, a None or "" still counts as
+    absent."""
+    found: dict[str, object] = {}
+    ranks: dict[str, int] = {}
+    for key, value in payload.items():
+        entries = _BY_ALIAS.get(key)
+        if entries is None or value is None or value == "":
+            continue
+        for field, rank in entries:
+            if ranks.get(field, _UNRANKED) > rank:
+                ranks[field] = rank
+                found[field] = value
+    return found
+
+
+def normalise(
+    agent: str,
+    event: str | None,
+    payload: Mapping[str, object],
+    found: Mapping[str, object] | None = None,
+) -> Normalised:
+    """Map ``event`` (or the payload's own event name) to a kind and pick the known fields
+    (``found``: the payload's :func:`picked`, when the caller has it already)."""
+    if found is None:
+        found = picked(payload)
+    name = event or _text(found.get("event")) or ""
     kind = event_kind(agent, name) if name else "other"
-    fields: dict[str, object] = {}
-    for field in ("prompt", "tool_name", "tool_input", "tool_response", "assistant", "summary"):
-        value = pick(payload, field)
-        if value is not None:
-            fields[field] = value
-    for field in (
-        "instructions",
-        "message",
-        "reason",
-        "error",
-        "exit_code",
-        "agent_id",
-        "agent_type",
-    ):
-        value = pick(payload, field)
-        if value is not None:
-            fields[field] = value
+    fields = {field: found[field] for field in _NORMALISED if field in found}
     if "tool_name" not in fields and name in EVENT_TOOLS:
         fields["tool_name"] = EVENT_TOOLS[name]
     if name in EVENT_TOOLS and "tool_input" not in fields:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from ai_memory.core.clock import iso, now_iso, parse_iso
 from ai_memory.core.errors import InvalidInput
 from ai_memory.core.identity import Scope
 from ai_memory.hookclient.resolve import resolve_project
-from ai_memory.hooks.aliases import normalise, pick
+from ai_memory.hooks.aliases import normalise, pick, picked
 from ai_memory.hooks.ingest_store import (  # re-exported: where callers have always found them
     INSERT_OBSERVATION,
     INSERT_OBSERVATION_FTS,
@@ -57,10 +57,23 @@ REMOTE = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~@+-]{1,200}){1,8}"
 )
 OCCURRED_MIN = "2000-01-01T00:00:00.000000Z"
-# What common_params reads, besides the body's own cwd.
-MEMO_KEYS = ("agent", "cwd", "workspace", "project")
-ParamsMemo = dict[tuple[object, ...], tuple[str, str | None, Scope]]
 MAX_CWD = 4096
+
+
+@dataclass(slots=True)
+class Checked:
+    """:func:`common_params`' answer for one agent, checkout and project, and the session
+    ids checked under them: the items of a batch mostly share all of these."""
+
+    agent: str
+    cwd: str | None
+    scope: Scope
+    sessions: dict[str, str] = field(default_factory=dict)  # given session_id -> checked
+
+
+# Keyed by what common_params reads: the agent, cwd, workspace and project parameters
+# and the body's own cwd.
+ParamsMemo = dict[tuple[object, ...], Checked]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,19 +102,21 @@ def parse_event(
     mostly share their agent, checkout and project."""
     if not isinstance(body, dict):
         raise InvalidInput("the hook body must be a JSON object")
-    agent, cwd, scope = _common(params, body, sanitizer, memo)
+    found = picked(body)
+    checked = _common(params, _str(found.get("cwd")), sanitizer, memo)
+    agent, cwd = checked.agent, checked.cwd
     key = _param(params, "ingest_key")
     if key is not None and not INGEST_KEY.fullmatch(key):
         raise InvalidInput("ingest_key must be 1-64 characters of A-Z, a-z, 0-9, '_' or '-'")
-    session_id = _session_id(params, body, agent, sanitizer, today)
+    session_id = _session_id(params, found, checked, sanitizer, today)
     event = _param(params, "event")
     if event is not None and len(event) > 200:
         raise InvalidInput("event is longer than 200 characters")
-    normalised = normalise(agent, event, body)
+    normalised = normalise(agent, event, body, found)
     extra = {"cwd": cwd} if cwd else None
     observation = sanitizer.observation(normalised, session_id, extra)
     occurred = occurred_at(_param(params, "occurred_at"))
-    return HookEvent(scope, key, cwd, observation, _remote(params, sanitizer), occurred)
+    return HookEvent(checked.scope, key, cwd, observation, _remote(params, sanitizer), occurred)
 
 
 def parse_in_place(
@@ -123,34 +138,40 @@ def common_params(
     params: Mapping[str, str], body: Mapping[str, object], sanitizer: Sanitizer
 ) -> tuple[str, str | None, Scope]:
     """The agent, the (sanitized) cwd and the scope: checked alike for /hook and /handoff."""
+    checked = _checked(params, _str(pick(body, "cwd")), sanitizer)
+    return checked.agent, checked.cwd, checked.scope
+
+
+def _checked(params: Mapping[str, str], body_cwd: str | None, sanitizer: Sanitizer) -> Checked:
     agent = _param(params, "agent") or "generic"
     if not AGENT.fullmatch(agent):
         raise InvalidInput(f"agent {agent[:80]!r} is not a valid agent name")
     if sanitizer.holds_secret(agent):
         agent = "redacted"
-    cwd = _param(params, "cwd") or _str(pick(body, "cwd"))
+    cwd = _param(params, "cwd") or body_cwd
     if cwd is not None and len(cwd) > MAX_CWD:
         raise InvalidInput(f"cwd is longer than {MAX_CWD} characters")
     if cwd is not None:
         cwd = sanitizer.clean(cwd, MAX_CWD) or None
-    return agent, cwd, scope_from(params, cwd)
+    return Checked(agent, cwd, scope_from(params, cwd))
 
 
 def _common(
     params: Mapping[str, str],
-    body: Mapping[str, object],
+    body_cwd: str | None,
     sanitizer: Sanitizer,
     memo: ParamsMemo | None,
-) -> tuple[str, str | None, Scope]:
+) -> Checked:
     if memo is None:
-        return common_params(params, body, sanitizer)
-    key = (*(params.get(name) for name in MEMO_KEYS), _str(pick(body, "cwd")))
+        return _checked(params, body_cwd, sanitizer)
+    get = params.get
+    key = (get("agent"), get("cwd"), get("workspace"), get("project"), body_cwd)
     try:
         found = memo.get(key)
     except TypeError:  # a parameter that is not text: checked (and refused) the long way
-        return common_params(params, body, sanitizer)
+        return _checked(params, body_cwd, sanitizer)
     if found is None:
-        found = memo[key] = common_params(params, body, sanitizer)
+        found = memo[key] = _checked(params, body_cwd, sanitizer)
     return found
 
 
@@ -235,21 +256,27 @@ def scope_from(params: Mapping[str, str], cwd: str | None) -> Scope:
 
 def _session_id(
     params: Mapping[str, str],
-    body: Mapping[str, object],
-    agent: str,
+    found_fields: Mapping[str, object],
+    checked: Checked,
     sanitizer: Sanitizer,
     today: str | None,
 ) -> str:
+    raw = params.get("session_id")
+    known = checked.sessions.get(raw) if isinstance(raw, str) else None
+    if known is not None:
+        return known
     given = given_session_id(params, sanitizer)
     if given is not None:
+        if isinstance(raw, str):
+            checked.sessions[raw] = given
         return given
-    found = pick(body, "session_id")
+    found = found_fields.get("session_id")
     if isinstance(found, str | int) and str(found).strip():
         cleaned = sanitizer.session_id(str(found))
         if cleaned and SESSION_ID.fullmatch(cleaned):
             return cleaned
     day = (today or now_iso())[:10].replace("-", "")
-    return f"{agent}-{day}"
+    return f"{checked.agent}-{day}"
 
 
 def budget_param(value: str | None, default: int) -> int:

@@ -30,15 +30,19 @@ _OPEN = re.compile(_FENCE_OPEN, re.IGNORECASE)
 _CLOSE = re.compile(_FENCE_CLOSE, re.IGNORECASE)
 _WRAP_CLOSE = re.compile(rf"\s*{_LT}\s*/\s*{_WRAP_NAMES}\s*{_GT}", re.IGNORECASE)
 _PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
-_TRIGGERS = ("untrusted", "ai-memory", "ai_memory", "ai memory")
 
 
 def might_hold_packet(text: str) -> bool:
-    """A fast test that lets nearly every field through untouched."""
+    """A fast test that lets nearly every field through untouched: only text holding
+    "untrusted", "ai-memory", "ai_memory" or "ai memory" (any case) is looked at further."""
     if len(text) < 24:
         return False
     lowered = text[:200_000].lower()
-    return any(word in lowered for word in _TRIGGERS)
+    # Written out: a generator over the words cost more than the searches themselves.
+    return "untrusted" in lowered or (
+        "memory" in lowered
+        and ("ai-memory" in lowered or "ai_memory" in lowered or "ai memory" in lowered)
+    )
 
 
 def strip_own_context(text: str) -> str:

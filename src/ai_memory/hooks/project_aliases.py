@@ -41,6 +41,8 @@ class ProjectAliases:
         return self._map.get(scope, scope)
 
     def event(self, event: HookEvent) -> HookEvent:
+        if not self._map and not self._sessions:  # nothing renamed or moved: most servers
+            return event
         scope = self.scope(event.scope)
         sid = event.observation.session_id
         moved = self._sessions.get((event.scope, sid)) or self._sessions.get((scope, sid))

@@ -85,10 +85,13 @@ class _Scan:
         for pattern in patterns:
             self._set.Add(pattern)
         self._sentinel = self._set.Add("")
+        self._alone = [self._sentinel]
         self._set.Compile()
 
     def hits(self, text: str) -> set[int] | None:
-        found = self._set.Match(text)
+        found = self._set.Match(text.encode())  # as bytes: RE2 reads UTF-8
+        if found == self._alone:  # most text: nothing but the sentinel
+            return set()
         if not found or self._sentinel not in found:
             return None
         found.remove(self._sentinel)
@@ -127,7 +130,8 @@ class Redactor:
         if not text or text in self._clean:
             return text
         given = text
-        text = without_surrogates(text)
+        if not text.isascii():
+            text = without_surrogates(text)
         hits = self._scan.hits(text) if self._scan is not None else None
         if hits is None:
             return self._each_from(0, text, text.lower())

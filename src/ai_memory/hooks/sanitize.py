@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass
+from json.encoder import encode_basestring
 
 from ai_memory.hookclient.patterns import REDACTED, cut_at_token
 from ai_memory.hookclient.redact import redact_tree
@@ -29,6 +30,7 @@ __all__ = [
     "SanitizedObservation",
     "Sanitizer",
     "cap_bytes",
+    "meta_json",
     "precut",
 ]
 
@@ -44,6 +46,9 @@ _PRECUT_FACTOR = 4
 _TOOL_PRECUT = 400
 
 _SEAL = object()
+_TOOL_KINDS = ("pre-tool-use", "post-tool-use")
+# The string writer json.dumps uses with ensure_ascii=False (C where it is available).
+_quote = encode_basestring
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _SAFE_TOOL = re.compile(r"[^A-Za-z0-9_.:/@-]+")
@@ -92,19 +97,21 @@ class Sanitizer:
     ) -> None:
         self._redactor = redactor if redactor is not None else Redactor(extra_patterns)
         self._scan_only = scan_only
+        # What redact does, chosen once: every field of every event takes it.
+        self._redact = self._redactor.unchanged if scan_only else self._redactor.redact
+        # Made once, not per request: POST /hook asks for it on every event.
+        self._scanner = None if scan_only else Sanitizer(redactor=self._redactor, scan_only=True)
 
     def in_place(self) -> Sanitizer:
         """This sanitizer for text with nothing to redact: each field is only scanned, and
         one that any pattern matches raises :class:`NeedsRedaction` (redo it in a worker)."""
-        return Sanitizer(redactor=self._redactor, scan_only=True)
+        return self._scanner or self
 
     # -- text -----------------------------------------------------------------
 
     def redact(self, text: str) -> str:
         """Secrets replaced by ``[REDACTED]``; linear in the length of ``text``."""
-        if self._scan_only:
-            return self._redactor.unchanged(text)
-        return self._redactor.redact(text)
+        return self._redact(text)
 
     def holds_secret(self, text: str) -> bool:
         if self._scan_only:
@@ -114,14 +121,16 @@ class Sanitizer:
 
     def clean(self, text: str, cap: int) -> str:
         """Strip escapes and controls, redact, then cap at ``cap`` UTF-8 bytes."""
-        cut = precut(text, cap * _PRECUT_FACTOR)
-        total = len(text.encode("utf-8", "surrogatepass")) if cut is not text else None
-        text = cut
+        total = None
+        if len(text) > cap * _PRECUT_FACTOR:  # most text is shorter: no call to cut it
+            cut = precut(text, cap * _PRECUT_FACTOR)
+            total = len(text.encode("utf-8", "surrogatepass")) if cut is not text else None
+            text = cut
         if "\x1b" in text:
             text = _ANSI.sub("", text)
         if not text.isprintable():
             text = _CONTROL.sub("", text.replace("\r\n", "\n"))
-        return cap_bytes(self.redact(text), cap, total)
+        return cap_bytes(self._redact(text), cap, total)
 
     def tool_name(self, value: object) -> str | None:
         """A tool's name is captured text too: one holding a secret becomes REDACTED.
@@ -150,32 +159,28 @@ class Sanitizer:
     def observation(
         self, event: Normalised, session_id: str, extra: Mapping[str, str] | None = None
     ) -> SanitizedObservation:
-        tool = self.tool_name(event.fields.get("tool_name")) if _is_tool(event.kind) else None
+        fields = event.fields
+        is_tool = event.kind in _TOOL_KINDS
+        tool = self.tool_name(fields.get("tool_name")) if is_tool else None
         body = self._body(event, tool)
-        files = self._files(event) if _is_tool(event.kind) else ()
+        files = self._files(event) if is_tool else ()
         meta: dict[str, object] = {"event": self.clean(event.event, 200)}
-        for key, value in (extra or {}).items():
-            meta[key] = self.clean(value, 1024)
+        if extra:
+            for key, value in extra.items():
+                meta[key] = self.clean(value, 1024)
         if files:
             meta["files"] = list(files)
-        if _is_tool(event.kind):
+        if is_tool:
             meta.update(self._outcome(event, tool))
-        reason = event.fields.get("reason")
+        reason = fields.get("reason")
         if isinstance(reason, str) and event.kind in ("session-start", "session-end"):
             meta["reason"] = self.clean(reason, 200)
         for name in ("agent_id", "agent_type"):
-            found = event.fields.get(name)
+            found = fields.get(name)
             if isinstance(found, str | int) and str(found).strip():
                 meta[name] = self.clean(str(found), 200)
         return SanitizedObservation(
-            agent=event.agent,
-            kind=event.kind,
-            session_id=session_id,
-            tool_name=tool,
-            body=body,
-            meta=json.dumps(meta, ensure_ascii=False),
-            files=files,
-            seal=_SEAL,
+            event.agent, event.kind, session_id, tool, body, meta_json(meta), files, seal=_SEAL
         )
 
     def captured(self, value: object, cap: int) -> str:
@@ -265,8 +270,28 @@ def cap_bytes(text: str, cap: int, total: int | None = None) -> str:
     return f"{kept}\n[... cut {max(cut, 1)} bytes]"
 
 
-def _is_tool(kind: str) -> bool:
-    return kind in ("pre-tool-use", "post-tool-use")
+def meta_json(meta: Mapping[str, object]) -> str:
+    """``json.dumps(meta, ensure_ascii=False)``, written out for what meta holds (text,
+    flags, whole numbers, lists of text); anything else takes ``json.dumps`` itself.
+
+    Byte for byte the same (the same string writer, separators and number forms), without
+    building an encoder per event: most of what dumping a small dict costs."""
+    parts: list[str] = []
+    for key, value in meta.items():
+        if type(key) is not str:
+            return json.dumps(meta, ensure_ascii=False)
+        if type(value) is str:
+            text = _quote(value)
+        elif value is True or value is False:
+            text = "true" if value else "false"
+        elif type(value) is int:
+            text = int.__repr__(value)
+        elif type(value) is list and all(type(item) is str for item in value):
+            text = "[" + ", ".join(map(_quote, value)) + "]"
+        else:
+            return json.dumps(meta, ensure_ascii=False)
+        parts.append(f"{_quote(key)}: {text}")
+    return "{" + ", ".join(parts) + "}"
 
 
 def _as_text(value: object) -> str:
