@@ -110,3 +110,14 @@ def test_a_request_is_alone_only_in_a_set_of_one() -> None:
     assert not lone_request({})  # not served by the server's protocol: never alone
     assert lone_request({REQUESTS_KEY: {"this one"}})
     assert not lone_request({REQUESTS_KEY: {"this one", "another"}})
+
+
+def test_nothing_runs_in_place_when_every_commit_waits_for_the_disk(tmp_path: Path) -> None:
+    writer = Writer(tmp_path / "memory.sqlite", synchronous="full")
+    writer.start()
+    try:
+        assert writer.run_if_idle(insert("durable")) is None
+        writer.call(insert("queued"))
+    finally:
+        writer.stop()
+    assert actions(tmp_path / "memory.sqlite") == ["queued"]

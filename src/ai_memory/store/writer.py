@@ -170,9 +170,13 @@ class Writer:
 
         A lone request on an idle server is then stored without the two thread hand-offs
         of a queued command (waking the writer, the writer waking the caller), which cost
-        it more than its SQL. The calling thread waits out the transaction, so this is for
-        small commands that stage no files.
+        it more than its SQL. The calling thread waits out the transaction (now and then
+        an FTS5 segment merge of a few tens of milliseconds), so this is for small commands
+        that stage no files, and not offered when every COMMIT waits for the disk
+        (``synchronous = "full"``).
         """
+        if self._synchronous == "full":
+            return None
         if not self._queue.empty() or not self._running.acquire(blocking=False):
             return None
         try:
@@ -182,7 +186,11 @@ class Writer:
             if not begin_at_once(conn):
                 return None
             future: Future[T] = Future()
-            self._execute(conn, [Job(command, future, time.perf_counter())], begun=True)
+            try:
+                self._execute(conn, [Job(command, future, time.perf_counter())], begun=True)
+            finally:
+                if conn.in_transaction:  # never left holding the write lock
+                    conn.execute("ROLLBACK")
             return future
         finally:
             self._running.release()
