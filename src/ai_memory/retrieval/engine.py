@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Callable, Collection
@@ -11,11 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ai_memory.config import RetrievalSettings
-from ai_memory.retrieval.authority import HIGH, LOW, authority
+from ai_memory.retrieval.authority import HIGH, LOW
 from ai_memory.retrieval.explain import hit_explain
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.fusion import Fused, fuse, merge_sessions
-from ai_memory.retrieval.inlist import marks, padded
+from ai_memory.retrieval.inlist import marks
 from ai_memory.retrieval.models import (
     Hit,
     QueryExplain,
@@ -25,9 +24,23 @@ from ai_memory.retrieval.models import (
     StreamSummary,
 )
 from ai_memory.retrieval.query import PreparedQuery, prepare
-from ai_memory.retrieval.rows import PageRows
+from ai_memory.retrieval.rows import (
+    EXPIRES_AT,
+    ID,
+    IS_LATEST,
+    KIND,
+    PATH,
+    PINNED,
+    PROJECT,
+    TIER,
+    TITLE,
+    VERSION,
+    WORKSPACE,
+    PageRows,
+)
 from ai_memory.retrieval.scope import SearchScope
-from ai_memory.retrieval.snippets import snippet
+from ai_memory.retrieval.scoring import scored
+from ai_memory.retrieval.snippets import cut_snippet, stems_of
 from ai_memory.retrieval.streams import StreamResult
 from ai_memory.retrieval.streams.entities import entity_stream
 from ai_memory.retrieval.streams.evidence import (
@@ -44,11 +57,6 @@ from ai_memory.retrieval.turns import readable_observations, session_turns
 from ai_memory.store.acting import acting
 
 BODIES = "SELECT id, body, frontmatter FROM pages WHERE id IN ({marks})"
-# Feedback counts for the page version it was given on: a rewrite leaves it behind.
-FEEDBACK = """
-SELECT page_id, signal, count(*) AS n FROM page_feedback
-WHERE page_id IN ({marks}) GROUP BY page_id, signal
-"""
 HAS_PAGES = "SELECT 1 FROM pages WHERE workspace = ? AND project = ? AND is_latest = 1 LIMIT 1"
 GRAPH_SEEDS = 5
 GLOBAL_LIMIT = 5
@@ -92,6 +100,7 @@ class Engine:
         self, conn: sqlite3.Connection, request: SearchRequest, scope: SearchScope, now: str
     ) -> SearchResponse:
         started = time.perf_counter()
+        weights = self.weights  # a new dict per read: read once
         embedding = None
         if self.vectors is not None and self.settings.weight_vectors > 0 and request.query.strip():
             embedding = self.vectors.embed(request.query)
@@ -102,13 +111,15 @@ class Engine:
         page_filter = self._filter(request, scope.main, now)
         seen = PageRows()
         ranked = self._rank(
-            conn, query, page_filter, request, request.limit, pages, seen, embedding
+            conn, query, page_filter, request, request.limit, pages, seen, weights, embedding
         )
         global_hits: list[Hit] = []
         if scope.shared is not None and not query.empty and _has_pages(conn, scope.shared):
             shared_filter = self._filter(request, (scope.shared,), now)
             limit = min(request.limit, GLOBAL_LIMIT)
-            shared = self._rank(conn, query, shared_filter, request, limit, pages, seen, embedding)
+            shared = self._rank(
+                conn, query, shared_filter, request, limit, pages, seen, weights, embedding
+            )
             global_hits = shared.hits
         raw_hits = [] if ranked.hits else _raw_hits(conn, ranked.observations, request.limit)
         total_ms = (time.perf_counter() - started) * 1000
@@ -119,12 +130,12 @@ class Engine:
                 mode=query.mode,
                 words=list(query.words),
                 dropped=sorted(set(prepared.words) - set(query.words)),
-                active_streams=[r.name for r in ranked.results if self.weights.get(r.name)],
+                active_streams=[r.name for r in ranked.results if weights.get(r.name)],
                 streams={
                     r.name: StreamSummary(
                         ms=round(r.ms, 3),
                         candidates=len(r.hits),
-                        weight=self.weights.get(r.name, 0.0),
+                        weight=weights.get(r.name, 0.0),
                         note=r.note,
                     )
                     for r in ranked.results
@@ -161,6 +172,7 @@ class Engine:
         limit: int,
         pages: int,
         seen: PageRows,
+        weights: dict[str, float],
         embedding: Future[Any] | None = None,
     ) -> _Ranked:
         n = max(self.settings.candidates, limit)
@@ -204,7 +216,7 @@ class Engine:
         )
         timed(lambda: graph_stream(conn, seeds, page_filter, limit=n, seen=seen))
         k = self.settings.rrf_k
-        fused = fuse(merge_sessions(results, self.weights, k), self.weights, k)
+        fused = fuse(merge_sessions(results, weights, k), weights, k)
         hits = self._hits(conn, fused, query, request, page_filter.now, limit, seen)
         return _Ranked(hits, results, observations)
 
@@ -222,54 +234,38 @@ class Engine:
             return []
         ids = _contenders(fused, limit) if not request.pin_first else list(fused)
         rows = seen.read(conn, ids)
-        feedback = _feedback(conn, rows.values())
-        scored: list[tuple[float, bool, sqlite3.Row, float, dict[str, float]]] = []
-        for page_id, row in rows.items():
-            entry = fused[page_id]
-            factor, parts = authority(
-                kind=row["kind"],
-                tier=row["tier"],
-                pinned=bool(row["pinned"]),
-                tags=json.loads(row["tags"]) if row["tags"] != "[]" else (),
-                feedback=feedback.get(page_id, {}),
-                feedback_weight=self.settings.feedback_weight,
-                older_version=not row["is_latest"],
-            )
-            scored.append((entry.rrf * factor, bool(row["pinned"]), row, factor, parts))
-        # Ties go by identity, never by page id: ids are not stable across a rebuild.
-        if request.pin_first:
-            scored.sort(key=lambda s: (not s[1], -s[0], *_identity(s[2])))
-        else:
-            scored.sort(key=lambda s: (-s[0], *_identity(s[2])))
-        top = scored[:limit]
+        weight = self.settings.feedback_weight
+        top = scored(conn, fused, rows, pin_first=request.pin_first, feedback_weight=weight)
+        top = top[:limit]
         terms = list(query.words)
-        turns = session_turns(conn, [fused[int(s[2]["id"])] for s in top], terms)
+        turns = session_turns(conn, [fused[s[1]] for s in top], terms)
         # A hit with turns shows its best turn: only the others need their page's body.
-        bodies = _bodies(conn, [int(s[2]["id"]) for s in top if not turns.get(int(s[2]["id"]))])
+        bodies = _bodies(conn, [s[1] for s in top if not turns.get(s[1])])
+        stems = stems_of(terms)
         hits = []
-        for score, pinned, row, factor, parts in top:
-            entry = fused[int(row["id"])]
-            expires = row["expires_at"]
+        for _, page_id, score, row, factor, parts in top:
+            expires = row[EXPIRES_AT]
+            stored = bodies.get(page_id)
             hit = Hit(
-                page_id=row["id"],
-                version=row["version"],
-                workspace=row["workspace"],
-                project=row["project"],
-                path=row["path"],
-                title=row["title"],
-                kind=row["kind"],
-                tier=row["tier"],
-                snippet=_snippet(bodies.get(row["id"]), terms),
-                turns=turns.get(int(row["id"])),
+                page_id=row[ID],
+                version=row[VERSION],
+                workspace=row[WORKSPACE],
+                project=row[PROJECT],
+                path=row[PATH],
+                title=row[TITLE],
+                kind=row[KIND],
+                tier=row[TIER],
+                snippet=cut_snippet(stored[0], stems, stored[1]) if stored else "",
+                turns=turns.get(page_id),
                 score=round(score, 6),
-                pinned=True if pinned else None,
-                superseded=True if not row["is_latest"] else None,
+                pinned=True if row[PINNED] else None,
+                superseded=True if not row[IS_LATEST] else None,
                 expired=True if expires and str(expires) <= now else None,
             )
             if hit.turns:
                 hit.snippet = hit.turns[0].snippet  # where the words are, not the page head
             if request.explain:
-                hit.explain = hit_explain(entry, factor, parts)
+                hit.explain = hit_explain(fused[page_id], factor, parts)
             hits.append(hit)
         return hits
 
@@ -279,10 +275,6 @@ class _Ranked:
     hits: list[Hit]
     results: list[StreamResult]
     observations: list[Observation]
-
-
-def _identity(row: sqlite3.Row) -> tuple[str, str, str, int]:
-    return (row["workspace"], row["project"], row["path"], -int(row["version"]))
 
 
 def _contenders(fused: dict[int, Fused], limit: int) -> list[int]:
@@ -305,25 +297,8 @@ def _bodies(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[str, st
     return {int(r["id"]): (r["body"], r["frontmatter"]) for r in conn.execute(sql, ids)}
 
 
-def _snippet(stored: tuple[str, str] | None, terms: list[str]) -> str:
-    if stored is None:
-        return ""
-    body, frontmatter = stored
-    return snippet(body, terms, frontmatter)
-
-
 def _has_pages(conn: sqlite3.Connection, scope: Any) -> bool:
     return conn.execute(HAS_PAGES, (scope.workspace, scope.project)).fetchone() is not None
-
-
-def _feedback(conn: sqlite3.Connection, rows: Collection[sqlite3.Row]) -> dict[int, dict[str, int]]:
-    ids = padded(sorted({int(r["id"]) for r in rows}))
-    if not ids:
-        return {}
-    out: dict[int, dict[str, int]] = {}
-    for r in conn.execute(FEEDBACK.format(marks=marks(len(ids))), ids):
-        out.setdefault(int(r["page_id"]), {})[r["signal"]] = int(r["n"])
-    return out
 
 
 def _raw_hits(

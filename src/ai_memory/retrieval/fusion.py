@@ -10,7 +10,7 @@ collect two votes for words a curated page can be credited for only once.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ai_memory.retrieval.streams import StreamHit, StreamResult
@@ -64,19 +64,21 @@ def strength(result: StreamResult) -> list[float]:
 def fuse(results: list[StreamResult], weights: Mapping[str, float], k: int) -> dict[int, Fused]:
     fused: dict[int, Fused] = {}
     for result in results:
-        weight = weights.get(result.name, 0.0)
+        name = result.name
+        weight = weights.get(name, 0.0)
         if weight <= 0:
             continue
         factors = result.strength or [1.0] * len(result.hits)
         for rank, (hit, factor) in enumerate(zip(result.hits, factors, strict=True), start=1):
-            entry = fused.get(hit.page_id)
+            page_id = hit.page_id
+            entry = fused.get(page_id)
             if entry is None:
-                entry = fused[hit.page_id] = Fused(hit.page_id)
-            elif result.name in entry.streams:
+                entry = fused[page_id] = Fused(page_id, 0.0, {})
+            elif name in entry.streams:
                 continue
             share = weight * factor / (k + rank)
             entry.rrf += share
-            entry.streams[result.name] = Contribution(rank, hit.score, share, hit.detail)
+            entry.streams[name] = Contribution(rank, hit.score, share, hit.detail)
     return fused
 
 
@@ -112,7 +114,8 @@ def merge_sessions(
                 parts.setdefault(result.name, Part(rank, hit.score, share))
                 details.setdefault(hit.page_id, {}).update(hit.detail)
         if kept:
-            out.append(replace(result, hits=kept, strength=kept_factors))
+            # ``dataclasses.replace`` would do, at several times the cost of the call
+            out.append(StreamResult(result.name, kept, result.ms, result.note, kept_factors))
     if merged:
         totals = {pid: sum(p.share for p in parts.values()) for pid, parts in merged.items()}
         ranked = sorted(totals, key=lambda pid: -totals[pid])

@@ -25,4 +25,4 @@ def padded(values: Sequence[T]) -> list[T]:
 
 def marks(count: int) -> str:
     """``count`` parameter marks for an ``IN`` list."""
-    return ",".join("?" * count)
+    return (",?" * count)[1:]

@@ -109,5 +109,8 @@ def normalise_title(text: str) -> str:
     if text.isascii() and text.replace(" ", "").isalnum():
         # Only letters, digits and spaces (most titles): the words are what the
         # tokenizer would find, for a fraction of the cost (the page stream asks per hit).
-        return " ".join(w for w in text.lower().split(" ") if w and w not in _FRAGMENTS)
+        words = text.lower().split()  # no whitespace but spaces: split(" ") without ''
+        if _FRAGMENTS.isdisjoint(words):
+            return " ".join(words)
+        return " ".join(w for w in words if w not in _FRAGMENTS)
     return " ".join(_words(text))

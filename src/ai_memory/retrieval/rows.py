@@ -15,11 +15,16 @@ from collections.abc import Iterable
 
 from ai_memory.retrieval.inlist import marks, padded
 
-# What a hit is made of; a stream's statement selects them from its page alias ``p``.
+# What a hit is made of; a stream's statement selects them from its page alias ``p``,
+# first in its row (other columns may follow).
 COLUMNS = (
     "p.id, p.workspace, p.project, p.path, p.version, p.is_latest, p.title, p.kind, "
     "p.tier, p.tags, p.pinned, p.expires_at"
 )
+# Their positions: a row is read by position where many rows are read (by name, a
+# ``sqlite3.Row`` compares the name with each column's until it finds it).
+ID, WORKSPACE, PROJECT, PATH, VERSION, IS_LATEST, TITLE, KIND = range(8)
+TIER, TAGS, PINNED, EXPIRES_AT = range(8, 12)
 BY_ID = f"SELECT {COLUMNS} FROM pages p WHERE p.id IN ({{marks}})"
 
 
@@ -30,9 +35,8 @@ class PageRows:
         self._rows: dict[int, sqlite3.Row] = {}
 
     def keep(self, rows: Iterable[sqlite3.Row]) -> None:
-        """Remember rows a stream read with ``COLUMNS`` (other columns may come along)."""
-        for row in rows:
-            self._rows[int(row["id"])] = row
+        """Remember rows a stream read with ``COLUMNS`` first (others may follow)."""
+        self._rows.update((row[ID], row) for row in rows)
 
     def read(self, conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, sqlite3.Row]:
         """The rows of ``ids`` that exist, by ascending id; only the unseen ones are read."""

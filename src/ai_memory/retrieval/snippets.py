@@ -20,8 +20,23 @@ def snippet(
     window: int = WINDOW,
 ) -> str:
     """``frontmatter`` may be its stored JSON: decoded only when no word matches."""
+    return cut_snippet(body, stems_of(terms), frontmatter, window=window)
+
+
+def stems_of(terms: Iterable[str]) -> list[str]:
+    """The query words' stems, longest first: what every snippet of one query looks for."""
+    return sorted({t[:STEM] for t in terms if t.strip()}, key=len, reverse=True)
+
+
+def cut_snippet(
+    body: str,
+    stems: list[str],
+    frontmatter: Mapping[str, Any] | str,
+    *,
+    window: int = WINDOW,
+) -> str:
+    """:func:`snippet` with the stems worked out once for all of a query's snippets."""
     text = _without_headings(body)
-    stems = sorted({t[:STEM] for t in terms if t.strip()}, key=len, reverse=True)
     at = _best_match(text.lower(), stems)
     if at is None:
         meta = json.loads(frontmatter) if isinstance(frontmatter, str) else frontmatter
@@ -30,14 +45,17 @@ def snippet(
             return _cut(fallback.split(), window)
         return _cut(text[: SPAN_CHARS * 4].split(), window, more=len(text) > SPAN_CHARS * 4)
     head = text[max(0, at - BEFORE * 12) : at]
-    before = head.split()
+    head_words = before = head.split()
     if at - BEFORE * 12 > 0 and before and not head[0].isspace():
         before = before[1:]  # the slice began inside a word
     before = before[-BEFORE:]
     tail = text[at : at + SPAN_CHARS * 3 * window // WINDOW]
-    after = tail.split()[: window - len(before)]
-    earlier = at > len(head) or len(head.split()) > len(before)
-    later = len(tail.split()) > len(after) or bool(text[at + len(tail) :].strip())
+    wanted = window - len(before)
+    # Split no further than the words shown: a last part left over means more words.
+    tail_words = tail.split(None, wanted) if wanted >= 0 else tail.split()
+    after = tail_words[:wanted]
+    earlier = at > len(head) or len(head_words) > len(before)
+    later = len(tail_words) > len(after) or bool(text[at + len(tail) :].strip())
     return ("… " if earlier else "") + " ".join(before + after) + (" …" if later else "")
 
 
@@ -45,23 +63,25 @@ def _without_headings(body: str) -> str:
     """Heading lines replaced by a space: ``re.sub(r"^#+\\s.*$", " ", body, flags=re.M)``.
 
     The same result visiting only the lines that start with '#'; the pattern
-    tried every offset of the body, which was most of a snippet's cost.
+    tried every offset of the body, which was most of a snippet's cost. A '#' is
+    looked for alone: ``find`` of a one-character string skips through the text,
+    where ``"\\n#"`` was compared at almost every offset.
     """
-    lines = "\n" + body  # a heading at offset k of body is "\n#" at offset k of lines
     size = len(body)
     parts: list[str] = []
     kept = 0  # body is copied up to here
-    at = lines.find("\n#")
+    at = body.find("#")
     while at >= 0:
-        hashes = at
-        while hashes < size and body[hashes] == "#":
-            hashes += 1
-        if hashes < size and body[hashes].isspace():
-            end = body.find("\n", hashes + 1)
-            end = size if end < 0 else end
-            parts += [body[kept:at], " "]
-            kept = at = end
-        at = lines.find("\n#", at + 1)
+        if at == 0 or body[at - 1] == "\n":  # a line starts here
+            hashes = at
+            while hashes < size and body[hashes] == "#":
+                hashes += 1
+            if hashes < size and body[hashes].isspace():
+                end = body.find("\n", hashes + 1)
+                end = size if end < 0 else end
+                parts += [body[kept:at], " "]
+                kept = at = end
+        at = body.find("#", at + 1)
     if not parts:
         return body
     parts.append(body[kept:])
@@ -72,6 +92,8 @@ def _best_match(lowered: str, stems: list[str]) -> int | None:
     """Offset of the match whose window holds the most distinct query stems."""
     if not stems:
         return None
+    if len(stems) == 1:  # the first match holds every stem: the rest need not be found
+        return _first_start(lowered, stems[0])
     positions = _matches(lowered, stems)
     if not positions:
         return None
@@ -100,8 +122,10 @@ def _matches(lowered: str, stems: list[str]) -> list[tuple[int, str]]:
     for stem in stems:  # longest first: at one offset, the longest stem wins
         at = lowered.find(stem)
         while at >= 0:
-            if at not in found and (at == 0 or not _is_word(lowered[at - 1])):
-                found[at] = stem
+            if at not in found:
+                before = lowered[at - 1] if at else " "  # _is_word, inlined: the hot loop
+                if not (before.isalnum() or before == "_"):
+                    found[at] = stem
             at = lowered.find(stem, at + 1)
     out: list[tuple[int, str]] = []
     end = 0
@@ -123,6 +147,16 @@ def starts_a_word(lowered: str, stem: str) -> bool:
             return True
         at = lowered.find(stem, at + 1)
     return False
+
+
+def _first_start(lowered: str, stem: str) -> int | None:
+    """Where ``stem`` first starts a word (the loop of :func:`starts_a_word` again)."""
+    at = lowered.find(stem)
+    while at >= 0:
+        if at == 0 or not _is_word(lowered[at - 1]):
+            return at
+        at = lowered.find(stem, at + 1)
+    return None
 
 
 def _is_word(char: str) -> bool:

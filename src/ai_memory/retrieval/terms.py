@@ -37,7 +37,11 @@ class TermStats:
         self._docs: dict[str, tuple[int, float]] = {}
         self._stems: dict[str, str | None] = {}
         self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        self._conn.execute(f'CREATE VIRTUAL TABLE s USING fts5(w, tokenize="{PAGE_TOKENIZER}")')
+        # Contentless: its terms are all that is read, and 'delete-all' empties it at once
+        # (a DELETE of a table that keeps its text re-tokenizes each row to remove it).
+        self._conn.execute(
+            f"CREATE VIRTUAL TABLE s USING fts5(w, tokenize=\"{PAGE_TOKENIZER}\", content='')"
+        )
         self._conn.execute("CREATE VIRTUAL TABLE sv USING fts5vocab(s, 'instance')")
         self._lock = threading.Lock()
 
@@ -54,7 +58,7 @@ class TermStats:
         return [(word, stem) for word, stem in known if stem is not None]
 
     def _stem(self, words: list[str]) -> dict[str, str | None]:
-        self._conn.execute("DELETE FROM s")
+        self._conn.execute("INSERT INTO s(s) VALUES ('delete-all')")
         self._conn.executemany("INSERT INTO s(rowid, w) VALUES (?, ?)", enumerate(words, 1))
         by_doc: dict[int, list[str]] = {}
         for doc, term in self._conn.execute("SELECT doc, term FROM sv"):

@@ -17,6 +17,7 @@ import math
 import sqlite3
 from collections.abc import Mapping, Sequence
 
+from ai_memory.retrieval.inlist import marks, padded
 from ai_memory.retrieval.snippets import starts_a_word
 from ai_memory.retrieval.streams.evidence import TURNS, Observation
 
@@ -32,8 +33,9 @@ def chosen_turns(
     ids = [obs.id for found in candidates.values() for obs in found]
     if not ids or not terms:
         return {page_id: list(found[:TURNS]) for page_id, found in candidates.items()}
-    sql = HEADS.format(marks=",".join("?" * len(ids)))
-    heads = {int(r["id"]): r["head"].lower() for r in conn.execute(sql, (HEAD_CHARS, *ids))}
+    listed = padded(ids)
+    sql = HEADS.format(marks=marks(len(listed)))
+    heads = {int(r["id"]): r["head"].lower() for r in conn.execute(sql, (HEAD_CHARS, *listed))}
     weight = local_weights(heads, terms)
     return {
         page_id: sorted(found, key=lambda o: (-weight.get(o.id, 0.0), o.score, o.id))[:TURNS]

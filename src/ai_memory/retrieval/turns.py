@@ -16,8 +16,9 @@ from typing import Any
 
 from ai_memory.core.principal import Principal
 from ai_memory.retrieval.fusion import Fused
+from ai_memory.retrieval.inlist import marks, padded
 from ai_memory.retrieval.models import Turn
-from ai_memory.retrieval.snippets import snippet
+from ai_memory.retrieval.snippets import cut_snippet, stems_of
 from ai_memory.retrieval.turn_choice import chosen_turns
 from ai_memory.store.acting import acting
 
@@ -63,19 +64,18 @@ def session_turns(
     ids = [obs.id for found in matched.values() for obs in found]
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    bodies = {int(r["id"]): r["body"] for r in conn.execute(BODIES.format(marks=marks), ids)}
-    replies = {int(r["after"]): r for r in conn.execute(REPLIES.format(marks=marks), ids)}
+    ids = padded(ids)
+    listed = marks(len(ids))
+    bodies = {int(r["id"]): r["body"] for r in conn.execute(BODIES.format(marks=listed), ids)}
+    replies = {int(r["after"]): r for r in conn.execute(REPLIES.format(marks=listed), ids)}
+    stems = stems_of(terms)
     out: dict[int, list[Turn]] = {}
     for page_id, found in matched.items():
         shown: dict[int, Turn] = {}
         for obs in found:
-            shown.setdefault(
-                obs.id,
-                _turn(
-                    obs.id, obs.session_id, obs.kind, obs.created_at, bodies.get(obs.id, ""), terms
-                ),
-            )
+            if obs.id not in shown:  # else shown as an earlier turn's reply: cut no snippet
+                body = bodies.get(obs.id, "")
+                shown[obs.id] = _turn(obs.id, obs.session_id, obs.kind, obs.created_at, body, stems)
             reply = replies.get(obs.id)
             if reply is not None and int(reply["id"]) not in shown:
                 turn = _turn(
@@ -84,7 +84,7 @@ def session_turns(
                     reply["kind"],
                     reply["created_at"],
                     reply["body"],
-                    terms,
+                    stems,
                 )
                 turn.follows = obs.id
                 shown[turn.observation_id] = turn
@@ -93,14 +93,14 @@ def session_turns(
 
 
 def _turn(
-    observation_id: int, session_id: str, kind: str, created_at: Any, body: str, terms: list[str]
+    observation_id: int, session_id: str, kind: str, created_at: Any, body: str, stems: list[str]
 ) -> Turn:
     return Turn(
         observation_id=observation_id,
         session_id=session_id,
         kind=kind,
         created_at=str(created_at),
-        snippet=snippet(body, terms, {}, window=TURN_WORDS),
+        snippet=cut_snippet(body, stems, {}, window=TURN_WORDS),
     )
 
 

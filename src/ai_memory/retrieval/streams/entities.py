@@ -6,8 +6,9 @@ import sqlite3
 
 from ai_memory.core.text import normalise_entity
 from ai_memory.retrieval.filters import PageFilter
+from ai_memory.retrieval.inlist import marks, padded
 from ai_memory.retrieval.query import PreparedQuery
-from ai_memory.retrieval.rows import COLUMNS, PageRows
+from ai_memory.retrieval.rows import COLUMNS, EXPIRES_AT, ID, PATH, PROJECT, WORKSPACE, PageRows
 from ai_memory.retrieval.streams import StreamHit, StreamResult
 
 # CROSS JOIN keeps ``entities`` the outer loop: left to itself, the planner may walk every
@@ -15,12 +16,13 @@ from ai_memory.retrieval.streams import StreamHit, StreamResult
 # pages, for a table that is often empty) instead of the few rows the words name.
 # Whole rows (``COLUMNS``): the hits are built from them without reading them again.
 ENTITY_PAGES = (
-    f"SELECT e.norm, {COLUMNS}"
+    f"SELECT {COLUMNS}, e.norm"
     + """
 FROM entities e CROSS JOIN pages p ON p.id = e.page_id
 WHERE e.norm IN ({marks}) AND {scope} AND {where}
 """
 )
+NORM = EXPIRES_AT + 1  # e.norm, after COLUMNS
 MAX_PHRASE = 4
 MAX_PHRASES = 200
 
@@ -56,16 +58,18 @@ def entity_stream(
     where, params = page_filter.where()
     # The entity index leads with (workspace, project): name them on ``e`` too.
     scope, scope_params = page_filter.scope_clause("e")
+    listed = padded(candidates)
     sql = ENTITY_PAGES.format(
-        marks=",".join("?" * len(candidates)), scope=" AND ".join(scope) or "1", where=where
+        marks=marks(len(listed)), scope=" AND ".join(scope) or "1", where=where
     )
     matched: dict[int, list[str]] = {}
     identity: dict[int, tuple[str, str, str]] = {}
-    rows = conn.execute(sql, (*candidates, *scope_params, *params)).fetchall()
+    rows = conn.execute(sql, (*listed, *scope_params, *params)).fetchall()
     seen.keep(rows)
     for row in rows:
-        matched.setdefault(int(row["id"]), []).append(row["norm"])
-        identity[int(row["id"])] = (row["workspace"], row["project"], row["path"])
+        page_id = row[ID]
+        matched.setdefault(page_id, []).append(row[NORM])
+        identity[page_id] = (row[WORKSPACE], row[PROJECT], row[PATH])
     hits = [
         StreamHit(
             page_id,

@@ -14,7 +14,7 @@ from typing import Any
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.inlist import marks, padded
 from ai_memory.retrieval.query import PreparedQuery
-from ai_memory.retrieval.rows import COLUMNS, PageRows
+from ai_memory.retrieval.rows import COLUMNS, ID, PATH, PROJECT, WORKSPACE, PageRows
 from ai_memory.retrieval.streams import StreamHit, StreamResult
 
 OBSERVATIONS = """
@@ -104,27 +104,32 @@ def _ranked(
             return []
         ids = padded([r[0] for r in top])
         sql = TOP_ROWS.format(marks=marks(len(ids)), where=where)
-        rows = {int(r["id"]): r for r in conn.execute(sql, (*ids, *params))}
-        found = [_observation(rows[r[0]], r[1]) for r in top if r[0] in rows][:limit]
+        rows = {r[0]: r for r in conn.execute(sql, (*ids, *params))}  # by o.id
+        found = _passed(top, rows, limit)
         if len(found) >= limit or len(top) < size:
             break
     if len(found) >= limit or first == 0:
         return found
     # A busy index and a quiet project: rank every match of the project instead.
     sql = OBSERVATIONS.format(where=where)
-    return [_observation(r, r["score"]) for r in conn.execute(sql, (expression, *params, limit))]
+    return [_observation(r, r[6]) for r in conn.execute(sql, (expression, *params, limit))]
+
+
+def _passed(top: list[sqlite3.Row], rows: dict[int, sqlite3.Row], limit: int) -> list[Observation]:
+    """The first ``limit`` of the ranked matches ``top`` whose rows passed the filter."""
+    found: list[Observation] = []
+    for rowid, score in top:
+        if len(found) >= limit:
+            break
+        row = rows.get(rowid)
+        if row is not None:
+            found.append(_observation(row, score))
+    return found
 
 
 def _observation(row: sqlite3.Row, score: float) -> Observation:
-    return Observation(
-        int(row["id"]),
-        row["workspace"],
-        row["project"],
-        row["session_id"],
-        row["kind"],
-        row["created_at"],
-        float(score),
-    )
+    """From a row that starts with OBSERVATIONS' columns (id ... created_at)."""
+    return Observation(int(row[0]), row[1], row[2], row[3], row[4], row[5], float(score))
 
 
 def observation_bodies(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
@@ -158,7 +163,7 @@ def evidence_stream(
     keys = [part for key in turns for part in key]
     rows = conn.execute(sql, (*keys, *params)).fetchall()
     seen.keep(rows)
-    page_of = {(r["workspace"], r["project"], r["path"]): int(r["id"]) for r in rows}
+    page_of = {(r[WORKSPACE], r[PROJECT], r[PATH]): r[ID] for r in rows}
     hits: list[StreamHit] = []
     for key, found in turns.items():
         page_id = page_of.get(key)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections.abc import Iterable
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from ai_memory.retrieval.filters import PageFilter
 from ai_memory.retrieval.inlist import marks, padded
 from ai_memory.retrieval.query import PreparedQuery, normalise_title
-from ai_memory.retrieval.rows import COLUMNS, PageRows
+from ai_memory.retrieval.rows import COLUMNS, ID, KIND, PATH, PROJECT, TITLE, WORKSPACE, PageRows
 from ai_memory.retrieval.streams import StreamHit, StreamResult
 
 FTS_PAGES = """
@@ -126,20 +128,23 @@ def fts_stream(
         note = f"query syntax not understood ({exc}); searched its words instead"
         rows = _ranked(conn, query.fallback, page_filter, title_weight, limit, pages, seen)
     wanted = normalise_title(query.text)
-    hits = [
-        StreamHit(
-            page_id,
-            score,
-            {"exact_title": True} if normalise_title(title) == wanted else {},
-            session=kind == "session",
-        )
-        for page_id, title, kind, score in rows
-    ]
-    hits.sort(key=lambda hit: (not hit.detail.get("exact_title"), hit.score))
-    return StreamResult("fts", hits, note=note)
+    exact: list[StreamHit] = []
+    other: list[StreamHit] = []
+    for page_id, title, kind, score in rows:
+        if normalise_title(title) == wanted:
+            exact.append(
+                StreamHit(page_id, score, {"exact_title": True}, session=kind == "session")
+            )
+        else:
+            other.append(StreamHit(page_id, score, {}, session=kind == "session"))
+    # Exact title matches first, each part by score (the rows come by score: no reordering).
+    exact.sort(key=_SCORE)
+    other.sort(key=_SCORE)
+    return StreamResult("fts", exact + other, note=note)
 
 
 Ranked = list[tuple[int, str, str, float]]  # page id, title, kind, BM25 score
+_SCORE = attrgetter("score")
 
 
 def _ranked(
@@ -160,20 +165,25 @@ def _ranked(
         ids, scope = _scope_ids(page_filter)
         sql = FTS_SCOPED.format(ids=ids, where=where)
         found = conn.execute(sql, (weight, expression, *scope, *params, limit))
-        return [(int(r["id"]), r["title"], r["kind"], float(r["score"])) for r in found]
+        return _found(found)
     rows = _best_few(conn, (weight, expression, first), where, params, limit, seen)
     if rows is None:
         found = conn.execute(
             FTS_TOP.format(where=where),
             (weight, expression, first, limit * PREFILTER, *params, limit),
         )
-        rows = [(int(r["id"]), r["title"], r["kind"], float(r["score"])) for r in found]
+        rows = _found(found)
     if len(rows) >= limit:
         return rows
     # Few survived the filter: either there are few matches at all (then this is
     # cheap) or the filter is selective (another project, a kind): rank them all.
     found = conn.execute(FTS_PAGES.format(where=where), (weight, expression, *params, limit))
-    return [(int(r["id"]), r["title"], r["kind"], float(r["score"])) for r in found]
+    return _found(found)
+
+
+def _found(rows: Iterable[sqlite3.Row]) -> Ranked:
+    """The rows of a statement that selects ``p.id, p.title, p.kind`` and a score."""
+    return [(int(r[0]), r[1], r[2], float(r[3])) for r in rows]
 
 
 def _selective(conn: sqlite3.Connection, page_filter: PageFilter, pages: int) -> bool:
@@ -209,7 +219,7 @@ def _best_few(
     """
     widest = limit * PREFILTER
     for size in (2 * limit, widest):
-        top = conn.execute(TOP_MATCHES, (*match, size)).fetchall()
+        top = _through_ties(conn.execute(TOP_MATCHES, (*match, size)), limit)
         cut = min(limit, len(top))
         while cut < len(top) and top[cut][1] == top[cut - 1][1]:
             cut += 1
@@ -219,13 +229,35 @@ def _best_few(
         return []
     ids = padded([int(r[0]) for r in top[:cut]])
     sql = TOP_PAGES.format(marks=marks(len(ids)), where=where)
-    pages = {int(r["id"]): r for r in conn.execute(sql, (*ids, *params))}
+    pages = {r[ID]: r for r in conn.execute(sql, (*ids, *params))}
     seen.keep(pages.values())
     if len(pages) < limit and cut < len(top):
         return None  # the filter drops too many of them: FTS_TOP looks further
-    chosen = [(pages[int(i)], float(score)) for i, score in top[:cut] if int(i) in pages]
-    chosen.sort(key=lambda c: (c[1], c[0]["workspace"], c[0]["project"], c[0]["path"]))
-    return [(int(r["id"]), r["title"], r["kind"], score) for r, score in chosen[:limit]]
+    chosen = []
+    for i, score in top[:cut]:
+        r = pages.get(int(i))
+        if r is not None:  # FTS_TOP's order (score, identity), then the hit
+            key = (float(score), r[WORKSPACE], r[PROJECT], r[PATH])
+            chosen.append((key, (r[ID], r[TITLE], r[KIND])))
+    chosen.sort(key=itemgetter(0))
+    return [(*hit, order[0]) for order, hit in chosen[:limit]]
+
+
+def _through_ties(matches: sqlite3.Cursor, limit: int) -> list[sqlite3.Row]:
+    """The first ``limit`` matches, the ones tied with the last of them, and the next one.
+
+    Past that one no match is looked at (each row fetched costs a step and a conversion),
+    so the cut in the tied scores falls where it would over every row: the next match
+    scores strictly worse, or there is none.
+    """
+    top = matches.fetchmany(limit)
+    if len(top) < limit or not top:
+        return top
+    for row in matches:
+        top.append(row)
+        if row[1] != top[-2][1]:
+            break
+    return top
 
 
 def cjk_stream(
