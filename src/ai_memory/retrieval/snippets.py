@@ -12,17 +12,6 @@ STEM = 5  # a query word matches any text word sharing its first five letters
 SPAN_CHARS = 160  # about WINDOW words of prose: how far one window reaches
 
 
-def snippet(
-    body: str,
-    terms: Iterable[str],
-    frontmatter: Mapping[str, Any] | str,
-    *,
-    window: int = WINDOW,
-) -> str:
-    """``frontmatter`` may be its stored JSON: decoded only when no word matches."""
-    return cut_snippet(body, stems_of(terms), frontmatter, window=window)
-
-
 def stems_of(terms: Iterable[str]) -> list[str]:
     """The query words' stems, longest first: what every snippet of one query looks for."""
     return sorted({t[:STEM] for t in terms if t.strip()}, key=len, reverse=True)
@@ -35,7 +24,9 @@ def cut_snippet(
     *,
     window: int = WINDOW,
 ) -> str:
-    """:func:`snippet` with the stems worked out once for all of a query's snippets."""
+    """About ``window`` words around the best match of ``stems`` (:func:`stems_of`, worked
+    out once for all of a query's snippets). ``frontmatter`` may be its stored JSON:
+    decoded only when no word matches."""
     text = _without_headings(body)
     at = _best_match(text.lower(), stems)
     if at is None:
