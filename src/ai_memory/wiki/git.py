@@ -122,6 +122,11 @@ class GitCheckpointer:
         if self._repo is None:
             import pygit2
 
+            # Writing a tree otherwise reads the header of every blob it names to check
+            # that it exists: each checkpoint inflated every loose object of a folder it
+            # touched, a cost that grew with the folder. Every blob a checkpoint names was
+            # written by it or is in the index already, so the check finds nothing.
+            pygit2.option(pygit2.enums.Option.ENABLE_STRICT_OBJECT_CREATION, False)
             self._repo = pygit2.Repository(str(self.root))
         return self._repo
 
