@@ -10,7 +10,9 @@ machine) and how many pages the writer's group commit put in one transaction.
 ``/proc/<pid>/task`` once the follow-up work of the last write (the watcher's
 look at the files, the git checkpoint) is done: what a page write sets off beside
 the writer. Threads are named by ``py-spy dump`` when it is installed (Python does
-not name its threads for the OS), else by their OS name.
+not name its threads for the OS), else by their OS name. ``--healthz`` has another
+client ask ``GET /healthz`` every 5 ms meanwhile and prints its p50 and p99: what
+a write answered on the event loop makes the server's other clients wait.
 
     python benchmarks/http_writes.py --pages 1000 --clients 1 8 --threads \\
         --baseline before=/tmp/before/src
@@ -54,19 +56,47 @@ class HttpWrites:
     cpu_ms: float  # server CPU per page
     per_transaction: float  # pages per writer transaction
     threads: dict[str, float] = field(default_factory=dict)  # CPU ms per page, by thread
+    healthz_ms: tuple[float, float] | None = None  # p50, p99 of /healthz during the writes
 
 
 def bench_http(
-    root: Path, pages: list[tuple[str, str]], workers: int, *, threads: bool = False
+    root: Path,
+    pages: list[tuple[str, str]],
+    workers: int,
+    *,
+    threads: bool = False,
+    healthz: bool = False,
 ) -> HttpWrites:
-    """PUT every page, ``workers`` clients at once."""
+    """PUT every page, ``workers`` clients at once; ``healthz``: probe the server's
+    answers to another client meanwhile."""
     data_dir = fresh_data_dir(root, f"http-{len(pages)}-{workers}-{time.monotonic_ns()}")
     with Server(data_dir) as server:
-        return asyncio.run(_put_all(server, pages, workers, threads))
+        return asyncio.run(_put_all(server, pages, workers, threads, healthz))
+
+
+async def _probe(server: Server, done: asyncio.Event) -> tuple[float, float]:
+    """``GET /healthz`` every 5 ms until ``done``: the p50 and p99 of its answers, in ms
+    (what a page write run on the event loop makes another client wait)."""
+    conn = Connection(server.port, server.token)
+    times: list[float] = []
+    while not done.is_set():
+        started = time.perf_counter()
+        status, _ = await conn.request("GET", "/healthz", b"")
+        times.append((time.perf_counter() - started) * 1000)
+        if status != 200:
+            raise RuntimeError(f"GET /healthz: {status}")
+        await asyncio.sleep(0.005)
+    conn.close()
+    times.sort()
+    return times[len(times) // 2], times[min(len(times) - 1, len(times) * 99 // 100)]
 
 
 async def _put_all(
-    server: Server, pages: list[tuple[str, str]], workers: int, threads: bool = False
+    server: Server,
+    pages: list[tuple[str, str]],
+    workers: int,
+    threads: bool = False,
+    healthz: bool = False,
 ) -> HttpWrites:
     async def client(chunk: list[tuple[str, str]]) -> None:
         conn = Connection(server.port, server.token)
@@ -89,9 +119,13 @@ async def _put_all(
     pid = server.process.pid
     cpu, tasks = _cpu_seconds(pid), _task_ticks(pid)
     chunks = [pages[i::workers] for i in range(workers)]
+    done = asyncio.Event()
+    probe = asyncio.ensure_future(_probe(server, done)) if healthz else None
     start = time.perf_counter()
     await asyncio.gather(*(client(chunk) for chunk in chunks))
     elapsed = time.perf_counter() - start
+    done.set()
+    probed = await probe if probe is not None else None
     cpu = _cpu_seconds(pid) - cpu
     after = await _writer_counts(warm)
     by_thread: dict[str, float] = {}
@@ -105,6 +139,7 @@ async def _put_all(
         cpu * 1000 / len(pages),
         (after[1] - before[1]) / transactions,
         by_thread,
+        probed,
     )
 
 
@@ -166,6 +201,9 @@ def http_line(size: int, workers: int, result: HttpWrites) -> str:
         f"   server CPU {result.cpu_ms:.2f} ms/page, {result.per_transaction:.1f} pages/transaction"
         f"   target >= {HTTP_TARGETS[workers]:,}   (load {os.getloadavg()[0]:.1f})"
     )
+    if result.healthz_ms is not None:
+        p50, p99 = result.healthz_ms
+        line += f"\n    /healthz meanwhile: p50 {p50:.2f} ms, p99 {p99:.2f} ms"
     if result.threads:
         shown = ", ".join(f"{name} {ms:.3f}" for name, ms in result.threads.items())
         line += f"\n    CPU ms a page by thread: {shown}"
@@ -196,6 +234,9 @@ def main() -> None:
     parser.add_argument("--threads", action="store_true", help="CPU a page of each thread")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument(
+        "--healthz", action="store_true", help="another client's /healthz times meanwhile"
+    )
+    parser.add_argument(
         "--baseline", action="append", default=[], metavar="NAME=SRC", help="another tree"
     )
     args = parser.parse_args()
@@ -207,7 +248,9 @@ def main() -> None:
             for workers in args.clients:
                 for name, tree in trees:
                     with _source(tree):
-                        result = bench_http(Path(tmp), pages, workers, threads=args.threads)
+                        result = bench_http(
+                            Path(tmp), pages, workers, threads=args.threads, healthz=args.healthz
+                        )
                     print(f"[{name}] {http_line(args.pages, workers, result)}", flush=True)
 
 

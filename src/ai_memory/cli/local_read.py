@@ -41,13 +41,13 @@ def or_local(
 
 
 def page_local(conn: sqlite3.Connection, ref: Any, version: int | None) -> dict[str, Any]:
-    from ai_memory.wiki.wiki import read_page
+    from ai_memory.wiki.page_reads import read_page
 
     return read_page(conn, ref, version, None)
 
 
 def history_local(conn: sqlite3.Connection, ref: Any) -> dict[str, Any]:
-    from ai_memory.wiki.wiki import history
+    from ai_memory.wiki.page_reads import history
 
     return {"path": ref.path, "versions": history(conn, ref)}
 

@@ -26,6 +26,7 @@ from ai_memory.wiki.document import build_document, complete_frontmatter
 from ai_memory.wiki.frontmatter import block_bytes, parse_file, parse_markdown
 from ai_memory.wiki.git import GitCheckpointer
 from ai_memory.wiki.limits import check_body, check_fields, check_frontmatter, check_written
+from ai_memory.wiki.page_reads import history, read_page
 
 # Frontmatter keys a caller may set directly, next to (or instead of) a frontmatter block.
 META_KEYS = frozenset(
@@ -100,11 +101,18 @@ class Wiki:
         expected_page_id: int | None = None,
         create_only: bool = False,
         actor: str = "api",
+        lone_request: bool = False,
     ) -> WriteResult:
+        """``lone_request``: no other request is being answered, so an idle writer may run
+        the write on this thread (:meth:`Writer.run_if_idle`) rather than queue it."""
         command = self.write_command(
             ref, body, meta, expected_page_id=expected_page_id, create_only=create_only, actor=actor
         )
-        result = await self.writer.run(command, timeout=self.write_timeout)
+        done = self.writer.run_if_idle(command, files=True) if lone_request else None
+        if done is not None:
+            result = done.result()
+        else:
+            result = await self.writer.run(command, timeout=self.write_timeout)
         self._checkpoint(ref, result.changed)
         return result
 
@@ -277,64 +285,6 @@ class Wiki:
             return [pages.row_to_dict(row, with_body=False) for row in rows]
 
         return await self.readers.aread(query)
-
-
-def read_page(
-    conn: sqlite3.Connection, ref: PageRef, version: int | None, page_id: int | None
-) -> dict[str, Any]:
-    if page_id is not None:
-        row = conn.execute(pages.BY_ID, (page_id,)).fetchone()
-        if row is not None and (row["workspace"], row["project"], row["path"]) != (
-            ref.workspace,
-            ref.project,
-            ref.path,
-        ):
-            row = None
-    elif version is not None:
-        row = conn.execute(
-            pages.BY_VERSION, (ref.workspace, ref.project, ref.path, version)
-        ).fetchone()
-    else:
-        row = pages.latest(conn, ref)
-    if row is None:
-        which = f" version {version}" if version else f" page_id {page_id}" if page_id else ""
-        raise NotFound(f"no page {ref}{which}")
-    data = pages.row_to_dict(row)
-    data["links"] = [
-        {
-            "workspace": link["dst_workspace"],
-            "project": link["dst_project"],
-            "path": link["dst_path"],
-            "label": link["label"],
-            "resolved": link["dst_id"] is not None,
-        }
-        for link in conn.execute(pages.OUTGOING_LINKS, (row["id"],))
-    ]
-    data["backlinks"] = [
-        {"workspace": link["workspace"], "project": link["project"], "path": link["src_path"]}
-        for link in conn.execute(pages.INCOMING_LINKS, (ref.workspace, ref.project, ref.path))
-    ]
-    return data
-
-
-def history(conn: sqlite3.Connection, ref: PageRef) -> list[dict[str, Any]]:
-    rows = conn.execute(pages.HISTORY, (ref.workspace, ref.project, ref.path)).fetchall()
-    if not rows:
-        raise NotFound(f"no page {ref}")
-    return [
-        {
-            "page_id": r["id"],
-            "version": r["version"],
-            "is_latest": bool(r["is_latest"]),
-            "supersedes": r["supersedes"],
-            "title": r["title"],
-            "content_hash": r["content_hash"],
-            "created_at": r["created_at"],
-            "deleted_at": r["deleted_at"],
-            "actor": r["actor"],
-        }
-        for r in rows
-    ]
 
 
 def _check_preconditions(
