@@ -3,36 +3,36 @@
 A command run in place (:meth:`~ai_memory.store.writer.Writer.run_if_idle`) holds its
 caller's thread, the server's event loop, until its transaction is answered. For a
 command that writes files that includes what the disk makes it wait: the rest of the
-temp files' fsyncs, the renames, the folders' fsyncs. Those take well under a
-millisecond on an idle disk and can take a hundred times as long on a busy one, so
-file writes run in place only while the writer's recent waits for the disk were short;
-after a slow one they go through the queue again for a while.
+temp files' fsyncs, the renames, the folders' fsyncs. On an idle disk that is about half
+a millisecond, with now and then a wait of tens of milliseconds (a busy host); on a
+busy disk every wait can be that long. So file writes run in place only while a moving
+average of the writer's recent waits is short: a lone slow wait does not close the way,
+a disk that stays slow does within a few writes, and since queued transactions go on
+recording their waits, the way opens again once the disk is fast again.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
-# A transaction's wait for its files above this counts as slow (an idle disk: ~0.5 ms).
-SLOW_S = 0.004
-# After a slow wait, file writes are queued (off the caller's thread) for this long.
-QUIET_S = 2.0
+# File writes run in place while the average wait is at most this (idle disk: ~0.6 ms).
+SLOW_S = 0.003
+# The weight of the newest wait in the average: about the last ten writes count.
+NEWEST = 0.1
 
 
 class DiskWaits:
-    """The writer's recent waits for its files, as one verdict: fast or not."""
+    """A moving average of the writer's waits for its files, as one verdict: fast or not."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._slow_until = 0.0
+    def __init__(self) -> None:
+        self._average = 0.0
 
     def record(self, wait_s: float) -> None:
         """Note how long a transaction waited for its files to last."""
-        if wait_s > SLOW_S:
-            self._slow_until = self._clock() + QUIET_S
+        self._average += (wait_s - self._average) * NEWEST
+
+    @property
+    def average_s(self) -> float:
+        return self._average
 
     @property
     def fast(self) -> bool:
-        """True unless a wait in the last :data:`QUIET_S` seconds was slow."""
-        return self._clock() >= self._slow_until
+        return self._average <= SLOW_S
