@@ -41,7 +41,6 @@ from ai_memory.core.errors import Saturated, Unavailable
 from ai_memory.store.checkpoint import Checkpointer
 from ai_memory.store.commands import Command, Rerunnable
 from ai_memory.store.db import begin_at_once, connect_writer
-from ai_memory.store.disk_waits import DiskWaits
 from ai_memory.store.files import FileStage
 from ai_memory.store.migrations import migrate
 from ai_memory.store.settle import answer
@@ -91,7 +90,6 @@ class Writer:
         self.longest_hold_s = 0.0
         # How long each command waited from submit to starting (status, metrics).
         self.waits = WaitTracker()
-        self.disk_waits = DiskWaits()  # whether file writes may run in place (run_if_idle)
 
     def start(self) -> None:
         """Open the connection, run migrations, then start the thread."""
@@ -164,19 +162,20 @@ class Writer:
             raise Saturated("the write queue is full; retry shortly") from None
         return future
 
-    def run_if_idle(self, command: Command[T], *, files: bool = False) -> Future[T] | None:
+    def run_if_idle(self, command: Command[T]) -> Future[T] | None:
         """Run ``command`` in a transaction of its own on the calling thread if the writer
         is idle (nothing queued, no transaction running, the WAL not due for a checkpoint,
         the database's write lock free at once); return its settled future, committed or
         failed as :meth:`submit`'s would be. None: it did not run (submit it instead).
 
         A lone request on an idle server is then stored without the two thread hand-offs
-        of a queued command (waking the writer, the writer waking the caller). The caller
-        waits out the transaction (now and then an FTS5 merge of tens of milliseconds), so
-        this is for small commands, never under ``synchronous = "full"``; one that stages
-        files (``files``) runs here only while the disk has lately been fast (DiskWaits).
+        of a queued command (waking the writer, the writer waking the caller), which cost
+        it more than its SQL. The calling thread waits out the transaction (now and then
+        an FTS5 segment merge of a few tens of milliseconds), so this is for small commands
+        that stage no files, and not offered when every COMMIT waits for the disk
+        (``synchronous = "full"``).
         """
-        if self._synchronous == "full" or (files and not self.disk_waits.fast):
+        if self._synchronous == "full":
             return None
         if not self._queue.empty() or not self._running.acquire(blocking=False):
             return None
@@ -299,15 +298,12 @@ class Writer:
                     )
             # Files are in place before the rows that describe them commit; their folders'
             # fsyncs run meanwhile, and nobody hears of the commit before they are done.
-            publishing = time.perf_counter()
             folders = self.files.publish()
             try:
                 conn.execute("COMMIT")
                 self.longest_hold_s = max(self.longest_hold_s, time.perf_counter() - began)
             finally:
                 wait_all(folders)
-            if folders:
-                self.disk_waits.record(time.perf_counter() - publishing)
         except BaseException as exc:  # the transaction failed (or its files may not last)
             log.exception("write transaction failed")
             self.files.discard_since(0)

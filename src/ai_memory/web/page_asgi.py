@@ -28,7 +28,6 @@ from ai_memory.runtime import Runtime
 from ai_memory.store.project_access import authorize
 from ai_memory.web.api import PageWrite
 from ai_memory.web.asgi_answer import answer, failure, read_body
-from ai_memory.web.lone_request import lone_request
 from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send, replay_body
 
 # The route's own pattern, as Starlette compiles ``{workspace}/{project}/pages/{path:path}``.
@@ -92,7 +91,6 @@ async def _write(
         page.meta(),
         expected_page_id=page.expected_page_id,
         create_only=page.create_only,
-        lone_request=lone_request(scope),
     )
     return written(result)
 

@@ -101,18 +101,11 @@ class Wiki:
         expected_page_id: int | None = None,
         create_only: bool = False,
         actor: str = "api",
-        lone_request: bool = False,
     ) -> WriteResult:
-        """``lone_request``: no other request is being answered, so an idle writer may run
-        the write on this thread (:meth:`Writer.run_if_idle`) rather than queue it."""
         command = self.write_command(
             ref, body, meta, expected_page_id=expected_page_id, create_only=create_only, actor=actor
         )
-        done = self.writer.run_if_idle(command, files=True) if lone_request else None
-        if done is not None:
-            result = done.result()
-        else:
-            result = await self.writer.run(command, timeout=self.write_timeout)
+        result = await self.writer.run(command, timeout=self.write_timeout)
         self._checkpoint(ref, result.changed)
         return result
 
