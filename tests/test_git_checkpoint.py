@@ -70,6 +70,20 @@ def test_a_stream_of_writes_is_one_commit_after_the_first(tmp_path: Path) -> Non
     assert pygit2.Repository(str(root)).status() == {}
 
 
+def test_other_repositories_in_the_process_keep_libgits_object_check(tmp_path: Path) -> None:
+    """The checkpoint writes its trees unchecked (it checks its own blobs): the option is
+    process-wide, so a checkpoint leaves it as libgit2's default for everyone else."""
+    root = wiki(tmp_path)
+    checkpointer = GitCheckpointer(root, interval=3600, author="Test", email="t@example.com")
+    checkpointer.notify(write(root, "default/p/a.md", "a"))
+    checkpointer.flush()
+    assert (head_tree(root) / "default/p/a.md").data == b"a"
+    other = pygit2.init_repository(str(tmp_path / "other"))
+    builder = other.TreeBuilder()
+    with pytest.raises(pygit2.GitError):
+        builder.insert("gone.md", pygit2.Oid(hex="1" * 40), pygit2.enums.FileMode.BLOB)
+
+
 @pytest.mark.parametrize("count", [3, PACK_AT + 5], ids=["loose", "packed"])
 def test_entries_carry_the_stat_data_git_add_records(tmp_path: Path, count: int) -> None:
     root = wiki(tmp_path)

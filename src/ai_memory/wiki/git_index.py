@@ -40,13 +40,14 @@ class _Read:
     info: tuple[int, ...]  # what the entry keeps of the file's stat: see _stat_fields
 
 
-def stage(repo: pygit2.Repository, root: Path, paths: list[str], *, pack: bool) -> None:
+def stage(repo: pygit2.Repository, root: Path, paths: list[str], *, pack: bool) -> list[bytes]:
     """Bring ``repo.index`` (already read) to the files at ``paths`` as they are now:
-    added, updated or removed. ``pack``: store the new blobs as one pack."""
+    added, updated or removed. ``pack``: store the new blobs as one pack. Returns the ids
+    of the blobs this wrote into entries itself (libgit2 checks those it adds by path)."""
     index = repo.index
     if _filtered(repo, root):
         _stage_by_path(index, root, paths)
-        return
+        return []
     odb = repo.odb
     read: list[_Read] = []
     by_path: list[str] = []  # neither a regular file nor gone: libgit2 decides
@@ -79,6 +80,7 @@ def stage(repo: pygit2.Repository, root: Path, paths: list[str], *, pack: bool) 
         _add_entry(index, item)
     for path in by_path:
         index.add(path)
+    return [item.oid for item in read]
 
 
 def _read(file: Path) -> tuple[bytes, os.stat_result] | str:
