@@ -16,6 +16,8 @@ from typing import Literal
 
 Action = Literal["edit", "read", "run", "search", "mcp", "other"]
 
+# Lists within lists a tool's printed text is looked for in.
+PART_DEPTH = 8
 # The keys holding what a tool printed, in the order a person reads them.
 _TEXT_KEYS = (
     "stdout",
@@ -117,14 +119,18 @@ def _code(value: object) -> int | None:
     return None
 
 
-def _part(value: object, limit: int) -> str:
+def _part(value: object, limit: int, depth: int = 0) -> str:
+    """The text of one printed part: each item looked at once, at most 50 of a list and
+    :data:`PART_DEPTH` lists deep (what a tool prints is never nested deeper), so the
+    work is bounded by the body, never by the shape of its nesting."""
     if isinstance(value, str):
         return value[:limit]
     if isinstance(value, Mapping):
         text = value.get("text")
         return text[:limit] if isinstance(text, str) else ""
-    if isinstance(value, list):
-        return "\n".join(_part(item, limit) for item in value[:50] if _part(item, limit))
+    if isinstance(value, list) and depth < PART_DEPTH:
+        parts = (_part(item, limit, depth + 1) for item in value[:50])
+        return "\n".join(part for part in parts if part)[:limit]
     return ""
 
 
