@@ -87,3 +87,17 @@ def test_a_key_writes_only_where_granted_and_not_once_revoked(tmp_path: Path) ->
     assert allowed.status_code == 200 and allowed.json()["changed"] is True, allowed.text
     assert after.status_code == 401, after.text
     assert page_file(root).read_text().endswith("hello")
+
+
+def test_a_large_body_is_decoded_off_the_loop_with_the_same_answers(data_dir: Path) -> None:
+    # Over SMALL_JSON_BYTES the body is decoded on a worker thread: written the same,
+    # and refused in the route's own words when it does not validate.
+    body = "# A\n\n" + "long line of notes, " * 4000
+    with app_client(data_dir) as client:
+        written = client.put(PAGE, json={"body": body, "tags": ["x"]})
+        invalid = client.put(PAGE, json={"body": body, "tags": [[]] * 5000})
+    assert written.status_code == 200 and written.json()["created"] is True, written.text
+    assert body.strip()[-60:] in page_file(data_dir).read_text()
+    assert invalid.status_code == 422, invalid.text
+    assert invalid.json()["error"] == "invalid_request"
+    assert "tags" in invalid.json()["message"]

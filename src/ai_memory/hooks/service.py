@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +11,7 @@ import anyio
 import anyio.to_thread
 
 from ai_memory.core.clock import iso, utc_now
-from ai_memory.core.errors import AiMemoryError, Forbidden, InvalidInput, NotFound, Saturated
+from ai_memory.core.errors import AiMemoryError, Forbidden, NotFound, Saturated
 from ai_memory.core.identity import Scope
 from ai_memory.core.principal import Principal
 from ai_memory.hooks.brief import (
@@ -23,17 +22,15 @@ from ai_memory.hooks.brief import (
     shown_page_ids,
 )
 from ai_memory.hooks.capture_filter import CaptureFilter
+from ai_memory.hooks.event_parser import EventParser, ItemResult
 from ai_memory.hooks.followup import SessionFinisher
 from ai_memory.hooks.handoffs import Viewer, claim_command, consumed_handoff
 from ai_memory.hooks.ingest import (
     HookEvent,
     IngestOutcome,
-    ParamsMemo,
     budget_param,
     common_params,
     given_session_id,
-    parse_event,
-    parse_in_place,
     store_command,
 )
 from ai_memory.hooks.ingest_access import owns_session, packet_access
@@ -53,7 +50,6 @@ if TYPE_CHECKING:
     from ai_memory.hooks.sanitize import Sanitizer
     from ai_memory.importers.on_start import StartBackfill
 
-MAX_BATCH = 256
 # Threads sanitizing at once: about the cores there are. More would only queue for the
 # interpreter lock, and the event loop (every other request) with them.
 SANITIZE_THREADS = 2
@@ -61,19 +57,6 @@ SANITIZE_THREADS = 2
 NO_NEW_CLAIM = frozenset({"compact", "resume"})
 # What an event the [ingest] lists drop is answered: accepted, so the client lets it go.
 DROPPED = IngestOutcome(stored=True, ended=False)
-
-
-@dataclass(frozen=True, slots=True)
-class ItemResult:
-    index: int
-    status: int
-    error: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"index": self.index, "status": self.status}
-        if self.error is not None:
-            data["error"] = self.error
-        return data
 
 
 class HookService:
@@ -89,8 +72,9 @@ class HookService:
         self.in_flight = 0
         self.groups = IngestGroups(runtime.writer)  # concurrent events share a command
         self.cpu = anyio.CapacityLimiter(SANITIZE_THREADS)
-        self.capture = CaptureFilter(runtime.config.ingest)
         self.aliases = ProjectAliases(runtime.readers)  # renamed projects' old names
+        capture = CaptureFilter(runtime.config.ingest)
+        self.parser = EventParser(lambda: self.sanitizer, capture, self.aliases)
         self.backfill: StartBackfill | None = None
         if runtime.config.backfill.on_start:  # reads the agents' transcripts: off by default
             from ai_memory.importers.on_start import start_backfill
@@ -126,28 +110,27 @@ class HookService:
     async def ingest(
         self,
         params: Mapping[str, str],
-        body: object,
-        size: int | None = None,
+        raw: bytes,
         who: Principal | None = None,
         *,
         lone_request: bool = False,
     ) -> IngestOutcome:
-        """Store one event as ``who``'s; return only after it committed. Raise Saturated when
-        full, Forbidden when ``who`` may not write to its project or session.
-        ``lone_request``: no other request is being answered (see :class:`IngestGroups`).
+        """Store the event of body ``raw`` as ``who``'s; return only after it committed.
+        Raise Saturated when full, Forbidden when ``who`` may not write to its project or
+        session. ``lone_request``: no other request is being answered (see
+        :class:`IngestGroups`).
 
-        Parsing and sanitizing are CPU work: they run in a worker thread, so a hostile
-        payload never holds up the event loop (and every other request with it); a small
-        event (``size`` bytes) with nothing to redact is parsed in place (bounded work).
+        Decoding, parsing and sanitizing are CPU work: they run in a worker thread, so a
+        hostile payload never holds up the event loop (and every other request with it);
+        a small body with nothing to redact is parsed in place (bounded work).
         """
-        event = parse_in_place(params, body, self.sanitizer, size) if size is not None else None
+        found = self.parser.in_place(params, raw)
+        if found is False:
+            event = await anyio.to_thread.run_sync(self.parser.parse, params, raw, limiter=self.cpu)
+        else:
+            event = found
         if event is None:
-            event = await anyio.to_thread.run_sync(
-                parse_event, params, body, self.sanitizer, limiter=self.cpu
-            )
-        if self.capture.drops(event, body):
             return DROPPED
-        event = self.aliases.event(event)
         (outcome,) = await self._store([event], who, lone_request)
         if outcome.refused is not None:
             raise Forbidden(outcome.refused)
@@ -155,14 +138,11 @@ class HookService:
         return outcome
 
     async def ingest_batch(self, items: object, who: Principal | None = None) -> list[ItemResult]:
-        """Every item is answered on its own: 202, its 4xx (403: ``who`` may not store it),
-        or 429 when the queue is full."""
-        if not isinstance(items, list):
-            raise InvalidInput("the batch body must be a JSON array of {params, body} items")
-        if len(items) > MAX_BATCH:
-            raise InvalidInput(f"a batch holds at most {MAX_BATCH} items, got {len(items)}")
-        results: list[ItemResult | None] = [None] * len(items)
-        parsed = await anyio.to_thread.run_sync(self._parse_items, items, results, limiter=self.cpu)
+        """Every item of ``items`` (a request's raw body, or the decoded list) is answered
+        on its own: 202, its 4xx (403: ``who`` may not store it), or 429 when the queue is
+        full. A raw body is decoded on the worker thread that parses its items."""
+        results: list[ItemResult | None] = []
+        parsed = await anyio.to_thread.run_sync(self.parser.items, items, results, limiter=self.cpu)
         if parsed:
             try:
                 outcomes = await self._store([event for _, event in parsed], who)
@@ -178,34 +158,6 @@ class HookService:
                     results[index] = ItemResult(index, 202)
                     self._follow_up(event, outcome)
         return [r for r in results if r is not None]
-
-    def _parse_items(
-        self, items: list[object], results: list[ItemResult | None]
-    ) -> list[tuple[int, HookEvent]]:
-        """The valid items, parsed; the invalid ones get their error in ``results``."""
-        parsed: list[tuple[int, HookEvent]] = []
-        memo: ParamsMemo = {}
-        for index, item in enumerate(items):
-            try:
-                event = self._parse_item(item, memo)
-            except AiMemoryError as exc:
-                results[index] = ItemResult(index, exc.http_status, exc.to_dict())
-                continue
-            if self.capture.drops(event, item.get("body") if isinstance(item, dict) else None):
-                results[index] = ItemResult(index, 202)
-            else:
-                parsed.append((index, event))
-        return parsed
-
-    def _parse_item(self, item: object, memo: ParamsMemo) -> HookEvent:
-        if not isinstance(item, dict):
-            raise InvalidInput("a batch item must be an object {params, body}")
-        params = item.get("params") or {}
-        if not isinstance(params, dict):
-            raise InvalidInput("params must be an object")
-        body = item.get("body")
-        event = parse_event(params, {} if body is None else body, self.sanitizer, memo=memo)
-        return self.aliases.event(event)
 
     async def _store(
         self, events: list[HookEvent], who: Principal | None, lone_request: bool = False

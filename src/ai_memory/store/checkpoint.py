@@ -80,6 +80,14 @@ class Checkpointer:
             passive_checkpoint(conn)
             self.checkpoints += 1
 
+    def try_checkpoint(self, conn: sqlite3.Connection) -> None:
+        """:meth:`checkpoint`, a failure logged (the WAL grows meanwhile; the next write
+        or interval tries again) rather than stopping the thread that asked."""
+        try:
+            self.checkpoint(conn)
+        except sqlite3.Error:
+            log.warning("WAL checkpoint failed; retrying after the next write")
+
     def stop(self) -> None:
         """Stop the thread and close its connection (the writer's close does the last copy)."""
         self._stopping.set()
@@ -94,10 +102,7 @@ class Checkpointer:
                 if self._stopping.is_set():
                     return
                 self._written.clear()
-                try:
-                    self.checkpoint(conn)
-                except sqlite3.Error:
-                    log.warning("WAL checkpoint failed; retrying after the next write")
+                self.try_checkpoint(conn)
                 if self._stopping.wait(self.interval_s):
                     return
         finally:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ai_memory.core.errors import Saturated, Unavailable
+from ai_memory.core.json_bodies import collector_paused
 from ai_memory.store.checkpoint import Checkpointer
 from ai_memory.store.commands import Command, Rerunnable
 from ai_memory.store.db import begin_at_once, connect_writer
@@ -46,7 +47,7 @@ from ai_memory.store.migrations import migrate
 from ai_memory.store.settle import answer
 from ai_memory.store.sync_threads import wait_all
 from ai_memory.store.write_waits import WaitTracker
-from ai_memory.store.writer_batch import Job, collector_paused, runs
+from ai_memory.store.writer_batch import Job, fail_pending, runs
 
 if TYPE_CHECKING:  # loaded by :meth:`Writer.run`: a reindex runs no event loop
     import asyncio
@@ -240,7 +241,11 @@ class Writer:
                     batch.append(item)
                 if batch:
                     with self._running:
-                        self._execute(conn, batch)
+                        try:
+                            self._execute(conn, batch)
+                        except Exception as exc:  # never a batch left waiting, nor the thread
+                            log.exception("write batch failed")
+                            fail_pending(batch, exc)
                 # Let go of the finished jobs now, not when the next command arrives: a
                 # command can close over a lot (the start-up check's set of every page).
                 batch.clear()
@@ -260,7 +265,7 @@ class Writer:
             return
         if not begun and self.checkpointer.overdue:
             # Between transactions, so the lock is not held; the BEGIN below restarts the WAL.
-            self.checkpointer.checkpoint(conn)
+            self.checkpointer.try_checkpoint(conn)
         with collector_paused():
             outcomes = self._transaction(conn, batch, begun)
         if outcomes is None:

@@ -3,15 +3,14 @@ into runs and guarded while its transaction holds the lock."""
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
-import gc
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ai_memory.store.commands import Command, Rerunnable
+from ai_memory.store.settle import answer
 
 if TYPE_CHECKING:  # a reindex runs no event loop: it need not load asyncio
     import asyncio
@@ -43,13 +42,6 @@ def runs(batch: list[Job]) -> Iterator[list[Job]]:
         yield run
 
 
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Hold off the cyclic garbage collector for the length of one transaction."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+def fail_pending(batch: list[Job], exc: Exception) -> None:
+    """Answer every job of ``batch`` not answered yet with ``exc``."""
+    answer((job.future, job.waiter, False, exc) for job in batch if not job.future.done())

@@ -11,13 +11,12 @@ them. Every other request, and these paths with another method, goes on to FastA
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from urllib.parse import unquote_plus
 
-from ai_memory.core.errors import InvalidInput
 from ai_memory.core.principal import principal_in
-from ai_memory.hooks.service import HookService, ItemResult
+from ai_memory.hooks.event_parser import ItemResult
+from ai_memory.hooks.service import HookService
 from ai_memory.web.asgi_answer import answer, encode_error, failure, read_body
 from ai_memory.web.lone_request import lone_request
 from ai_memory.web.middleware import ASGIApp, Receive, Scope, Send
@@ -66,14 +65,14 @@ async def _one(service: HookService, scope: Scope, raw: bytes) -> tuple[int, byt
     """One agent event, body unchanged; 202 once it is durable, 429 when saturated."""
     params = query_params(scope.get("query_string", b""))
     outcome = await service.ingest(
-        params, json_body(raw, {}), len(raw), principal_in(scope), lone_request=lone_request(scope)
+        params, raw, principal_in(scope), lone_request=lone_request(scope)
     )
     return 202, ACCEPTED if outcome.stored else DUPLICATE
 
 
 async def _batch(service: HookService, scope: Scope, raw: bytes) -> tuple[int, bytes]:
     """Up to 256 ``{"params", "body"}`` items, answered one by one, in order."""
-    results = await service.ingest_batch(json_body(raw, None), principal_in(scope))
+    results = await service.ingest_batch(raw, principal_in(scope))
     return 200, batch_answer(results)
 
 
@@ -104,13 +103,3 @@ def query_params(raw: bytes) -> dict[str, str]:
             name, value = unquote_plus(name), unquote_plus(value)
         params[name] = value
     return params
-
-
-def json_body(raw: bytes, empty: object) -> object:
-    """The parsed body, ``empty`` for a blank one; a clear 400 for anything else."""
-    if not raw.strip():
-        return empty
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise InvalidInput(f"the body is not valid JSON: {str(exc)[:200]}") from None

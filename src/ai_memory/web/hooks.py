@@ -26,7 +26,7 @@ from ai_memory.hooks.service import HookService
 from ai_memory.runtime import Runtime
 from ai_memory.store import project_access
 from ai_memory.web.deps import get_runtime
-from ai_memory.web.hook_asgi import ACCEPTED, DUPLICATE, json_body
+from ai_memory.web.hook_asgi import ACCEPTED, DUPLICATE
 
 router = APIRouter()
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
@@ -58,14 +58,14 @@ async def hook(request: Request, hooks: HooksDep, who: WhoDep) -> Response:
     """One agent event, body unchanged; 202 once it is durable, 429 when saturated."""
     params = dict(request.query_params)
     raw = await request.body()
-    outcome = await hooks.ingest(params, json_body(raw, {}), len(raw), who)
+    outcome = await hooks.ingest(params, raw, who)
     return Response(ACCEPTED if outcome.stored else DUPLICATE, 202, media_type="application/json")
 
 
 @router.post("/hook/batch")
 async def hook_batch(request: Request, hooks: HooksDep, who: WhoDep) -> JSONResponse:
     """Up to 256 ``{"params", "body"}`` items, answered one by one, in order."""
-    results = await hooks.ingest_batch(json_body(await request.body(), None), who)
+    results = await hooks.ingest_batch(await request.body(), who)
     return JSONResponse({"results": [r.to_dict() for r in results]})
 
 

@@ -12,16 +12,17 @@ FastAPI with the body replayed, so every error answer stays the route's own.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from email.message import Message as MimeHeader
 from json.encoder import encode_basestring as _string
 from typing import Any
 
+import anyio.to_thread
 from pydantic import ValidationError
 
 from ai_memory.core.identity import Scope as ProjectScope
+from ai_memory.core.json_bodies import SMALL_JSON_BYTES, decode
 from ai_memory.core.page import WriteResult
 from ai_memory.core.principal import Access, principal_in
 from ai_memory.runtime import Runtime
@@ -63,8 +64,13 @@ class PageWriteRoute:
         receive: Receive,
         send: Send,
     ) -> None:
-        """Answer a page PUT whose body ``raw`` is read (``receive`` is what follows it)."""
-        page = _page(raw)
+        """Answer a page PUT whose body ``raw`` is read (``receive`` is what follows it).
+        A large body is decoded and validated on a worker thread: its cost grows with the
+        values it holds (tens of thousands of tags, say), which the loop must not wait out."""
+        if len(raw) <= SMALL_JSON_BYTES:
+            page = _page(raw)
+        else:
+            page = await anyio.to_thread.run_sync(_page, raw)
         if page is None:  # FastAPI answers it, with its own words for what is wrong
             await self.app(scope, replay_body(raw, receive), send)
             return
@@ -134,7 +140,7 @@ def _page(raw: bytes) -> PageWrite | None:
     if not raw:
         return None
     try:
-        data: Any = json.loads(raw)
+        data: Any = decode(raw)
         return PageWrite.model_validate(data)
     except (ValueError, RecursionError, ValidationError):
         return None
