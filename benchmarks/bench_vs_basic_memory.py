@@ -14,8 +14,10 @@ Both get the same deterministic markdown notes (``bench_query.py``'s corpus:
   reindex --full --search`` (which indexes them all again; ``--add-only`` skips
   it). The ratio against the goal is taken against the faster of the two; the
   CPU time (user + system) of each side is printed beside it.
-* Search: ``GET /api/v1/search`` of a real ``ai-memory serve`` and basic-memory's
-  MCP ``search_notes`` (keyword mode) over stdio (``side_by_side.py``).
+* Search: ``GET /api/v1/search`` of a real ``ai-memory serve``, once it is idle,
+  timed by a bare keep-alive client (the server's latency, the verdict) and by
+  httpx, and basic-memory's MCP ``search_notes`` (keyword mode) over stdio timed by
+  the MCP client it depends on (``side_by_side.py``).
 
 basic-memory runs in its own venv (Python 3.12); to make one:
 
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-vs-bm-") as tmp:
         root = Path(tmp)
         runs = ours_runs(root, corpus, args.runs, "before")
-        ours_p50 = side_by_side.ours(root, corpus, texts)
+        ours_search = side_by_side.ours(root, corpus, texts)
         if args.ours_only:
             ours_summary(runs, args.size)
             return 0
@@ -100,14 +102,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     # The faster of basic-memory's two ways to index: the ratio it is hardest to meet.
     index_ratio = min(walls) / ours_s
-    search_ratio = float(theirs["p50_ms"]) / ours_p50
+    search_ratio = float(theirs["p50_ms"]) / ours_search.direct
+    through_httpx = float(theirs["p50_ms"]) / ours_search.httpx
     print(
         f"indexing: ai-memory is {index_ratio:,.0f}x faster than basic-memory's faster step "
         f"(target >= {INDEX_TARGET}x: {verdict(index_ratio, INDEX_TARGET)})"
     )
     print(
-        f"search p50: ai-memory is {search_ratio:.1f}x faster "
-        f"(target >= {SEARCH_TARGET}x: {verdict(search_ratio, SEARCH_TARGET)})"
+        f"search p50: ai-memory is {search_ratio:.1f}x faster, timed by a keep-alive client "
+        f"(target >= {SEARCH_TARGET}x: {verdict(search_ratio, SEARCH_TARGET)}); "
+        f"{through_httpx:.1f}x timed by httpx"
     )
     return 0
 

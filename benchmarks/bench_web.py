@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import tempfile
@@ -39,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
 
-from benchmarks.common import Server, fresh_data_dir, percentile, words
+from benchmarks.common import Server, fresh_data_dir, percentile, server_cpu_ms, settle, words
 
 FOLDERS = ("concepts", "decisions", "gotchas", "procedures", "notes")
 
@@ -212,26 +211,6 @@ def main() -> None:
             f"the last {queue['recent_window_s']} s: {queue['longest_recent_wait_ms']:.1f} ms "
             f"({queue['commands']} commands in {queue['transactions']} transactions since start)"
         )
-
-
-def settle(pid: int, most_s: float = 20.0) -> None:
-    """Wait until the server is idle (what earlier writes set off, like git checkpoints,
-    has finished), so it is not counted against the next page."""
-    deadline = time.monotonic() + most_s
-    while time.monotonic() < deadline:
-        used = server_cpu_ms(pid)
-        time.sleep(0.3)
-        if server_cpu_ms(pid) - used <= 10:  # at most one clock tick or so in 0.3 s
-            return
-
-
-def server_cpu_ms(pid: int) -> float:
-    """CPU time the server process (every thread) has used so far, from /proc (Linux)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return float("nan")
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":
