@@ -135,3 +135,30 @@ def test_a_lone_request_waits_its_turn_while_the_writer_is_busy(runtime: Runtime
 
     assert asyncio.run(behind_a_busy_writer()) == [IngestOutcome(stored=True, ended=False)]
     assert "l1" in stored(runtime)
+
+
+def test_a_long_event_of_a_lone_request_is_stored_by_the_writer_thread(runtime: Runtime) -> None:
+    # Which thread inserted each row, told by a trigger on the writer's own connection.
+    def watch(conn: sqlite3.Connection) -> None:
+        conn.create_function("thread_name", 0, lambda: threading.current_thread().name)
+        conn.execute("CREATE TEMP TABLE inserted_by (key TEXT, thread TEXT)")
+        conn.execute(
+            "CREATE TEMP TRIGGER note_thread AFTER INSERT ON main.observations BEGIN "
+            "INSERT INTO inserted_by VALUES (NEW.ingest_key, thread_name()); END"
+        )
+
+    runtime.writer.call(watch)
+    groups = IngestGroups(runtime.writer)
+    params = {"project": "groups", "agent": "claude-code", "event": "UserPromptSubmit"}
+    long = parse_event(
+        {**params, "session_id": "lone", "ingest_key": "long"}, {"prompt": "w " * 2000}, SANITIZER
+    )
+
+    async def alone() -> None:
+        await groups.store([event("lone", "short")], None, lone_request=True)
+        await groups.store([long], None, lone_request=True)
+
+    asyncio.run(alone())
+    threads = dict(runtime.writer.call(lambda c: c.execute("SELECT * FROM inserted_by").fetchall()))
+    assert threads["short"] == threading.current_thread().name  # stored in place
+    assert threads["long"] == "ai-memory-writer"
