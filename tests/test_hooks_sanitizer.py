@@ -280,6 +280,19 @@ def test_a_session_id_holding_a_secret_becomes_a_derived_id(sanitizer: Sanitizer
     assert sanitizer.observation(event, derived).session_id == derived
 
 
+def test_long_session_ids_are_derived_from_all_of_them_as_the_hook_client_does(
+    sanitizer: Sanitizer,
+) -> None:
+    first, second = "a" * 600 + "-one", "a" * 600 + "-two"  # alike in their first 600
+    assert sanitizer.session_id(first) == safe_session_id(first)  # the client's id
+    assert sanitizer.session_id(first) != sanitizer.session_id(second)
+    params = {"agent": "claude-code", "project": "p", "event": "UserPromptSubmit"}
+    flagged = parse_event(params, {"session_id": True, "prompt": "hi"}, sanitizer)
+    numbered = parse_event(params, {"session_id": 42, "prompt": "hi"}, sanitizer)
+    assert flagged.observation.session_id.startswith("claude-code-")  # a flag is no id
+    assert numbered.observation.session_id == "42"
+
+
 def test_secrets_in_json_and_escaped_json_are_redacted(sanitizer: Sanitizer) -> None:
     pem = (
         "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"

@@ -271,7 +271,8 @@ def _session_id(
             checked.sessions[raw] = given
         return given
     found = found_fields.get("session_id")
-    if isinstance(found, str | int) and str(found).strip():
+    # A number is an id (as its digits), a flag is not one.
+    if isinstance(found, str | int) and not isinstance(found, bool) and str(found).strip():
         cleaned = sanitizer.session_id(str(found))
         if cleaned and SESSION_ID.fullmatch(cleaned):
             return cleaned

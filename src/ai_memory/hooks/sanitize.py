@@ -18,7 +18,7 @@ from json.encoder import encode_basestring
 
 from ai_memory.hookclient.patterns import REDACTED, cut_at_token
 from ai_memory.hookclient.redact import redact_tree
-from ai_memory.hookclient.sessionid import MAX_RAW, safe_session_id
+from ai_memory.hookclient.sessionid import MAX_RAW, derived_session_id, safe_session_id
 from ai_memory.hooks.aliases import Normalised
 from ai_memory.hooks.own_context import strip_own_context
 from ai_memory.hooks.redactor import NeedsRedaction, Redactor
@@ -147,8 +147,13 @@ class Sanitizer:
         return cleaned or None
 
     def session_id(self, value: str) -> str | None:
-        """A page-name-safe id; one holding a secret becomes an id derived from it."""
-        return safe_session_id(value[: MAX_RAW + 1], self.holds_secret)
+        """A page-name-safe id; one holding a secret becomes an id derived from it, as does
+        one over MAX_RAW characters (a hash of all of it, as the hook client derives it,
+        without scanning it for secrets first)."""
+        raw = value.strip()
+        if len(raw) > MAX_RAW:
+            return derived_session_id(raw)
+        return safe_session_id(raw, self.holds_secret)
 
     def tree(self, value: object, cap: int) -> object:
         """A JSON-like value with every string and key cleaned (a handoff's content)."""
