@@ -101,3 +101,18 @@ def test_a_large_body_is_decoded_off_the_loop_with_the_same_answers(data_dir: Pa
     assert invalid.status_code == 422, invalid.text
     assert invalid.json()["error"] == "invalid_request"
     assert "tags" in invalid.json()["message"]
+
+
+def test_a_path_holding_a_control_character_is_refused_before_any_route(data_dir: Path) -> None:
+    with app_client(data_dir) as client:
+        newline = client.put(PAGE + "%0A", json=BODY)
+        deleted = client.delete(PAGE + "%0a")
+        tab = client.get("/api/v1/projects/default/fast/pages/notes%09a.md")
+        plain = client.put(PAGE, json=BODY)
+    for refused in (newline, deleted, tab):
+        assert refused.status_code == 400, refused.text
+        assert refused.json() == {
+            "error": "invalid_request",
+            "message": "the request path holds a control character",
+        }
+    assert plain.status_code == 200 and plain.json()["version"] == 1  # nothing written before

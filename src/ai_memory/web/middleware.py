@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import quote
@@ -78,6 +79,9 @@ async def redirect_to_login(send: Send, scope: Scope) -> None:
         }
     )
     await send({"type": "http.response.body", "body": b""})
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class BearerAuth:
@@ -242,7 +246,12 @@ class HostCheck:
         await self.app(scope, receive, send)
 
     def refusal(self, scope: Scope) -> tuple[int, dict[str, str]] | None:
-        """The status and body a request breaking the rule is answered with; None if it passes."""
+        """The status and body a request breaking the rule is answered with; None if it passes.
+        A path holding a control character (``%0A`` decoded) is refused here too: a route's
+        ``$`` matches before a final newline, so ``a.md%0A`` would reach page ``a.md``."""
+        if _CONTROL.search(scope["path"]):
+            message = "the request path holds a control character"
+            return 400, {"error": "invalid_request", "message": message}
         raw = scope.get("headers") or []
         hosts = [value for name, value in raw if name == b"host"]
         problem = self.rule.host_problem(hosts)
