@@ -6,6 +6,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from ai_memory.store.checkpoint import Checkpointer
 from ai_memory.store.writer import Writer
 
@@ -67,3 +69,22 @@ def test_a_writer_that_never_pauses_still_keeps_the_wal_bounded(tmp_path: Path) 
         writer.stop()
     assert rows >= 1200
     assert largest < 1_000_000  # the limit plus a transaction or two, not 5 MB
+
+
+def test_a_checkpoint_that_fails_is_logged_and_the_writer_writes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A closed connection: SQLite refuses the checkpoint as it would on an I/O error.
+    closed = sqlite3.connect(tmp_path / "other.sqlite")
+    closed.close()
+    checkpointer = Checkpointer(tmp_path / "other.sqlite")
+    with caplog.at_level("WARNING"):
+        checkpointer.try_checkpoint(closed)  # does not raise into the writer's thread
+    assert "WAL checkpoint failed" in caplog.text
+    writer = Writer(tmp_path / "w.sqlite")
+    writer.start()
+    try:
+        writer.checkpointer.try_checkpoint(closed)
+        assert writer.call(lambda conn: conn.execute("SELECT 1").fetchone()[0]) == 1
+    finally:
+        writer.stop()

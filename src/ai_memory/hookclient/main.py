@@ -311,7 +311,8 @@ def _session_id(payload: dict[str, Any], env: Mapping[str, str], patterns: Patte
 
     for key in SESSION_KEYS:
         value = payload.get(key)
-        if isinstance(value, str | int) and str(value).strip():
+        # A number is an id (as its digits), a flag is not one (as the server reads it).
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
             return safe_session_id(str(value), secret_in)
     given = env.get("AI_MEMORY_SESSION_ID")
     return safe_session_id(given, secret_in) if given else None

@@ -33,11 +33,13 @@ _SET_MEMORY = 64 << 20
 # paths recur on every event); nothing holding a secret is ever kept.
 _REMEMBERED_CHARS = 256
 _REMEMBERED_TEXTS = 4096
-# Matches of one pattern replaced in one text; past them the rest of the text goes. Each
+# Matches of one pattern replaced in one text; past them the whole text goes. Each
 # replacement is a Python call (~10 us): a 64 KiB field of "token=v1 token=v2 …" took
-# 50 ms, a batch of such fields seconds of CPU. Redacting more is the safe side.
+# 50 ms, a batch of such fields seconds of CPU. Redacting more is the safe side, and
+# all of it: a cut inside the text could split a secret another pattern needs whole
+# (a URL's password ends at its "@").
 MAX_MATCHES = 200
-REDACTED_REST = f" {REDACTED} (the rest: over {MAX_MATCHES} secrets of one kind)"
+REDACTED_WHOLE = f"{REDACTED} (over {MAX_MATCHES} secrets of one kind in this text)"
 
 
 def without_surrogates(text: str) -> str:
@@ -74,8 +76,7 @@ class _Pass:
         result: str = self.regex.sub(replace, text, count=MAX_MATCHES)
         if len(ends) < MAX_MATCHES or self.regex.search(text, ends[-1]) is None:
             return result
-        # What follows the last replaced match is in ``result`` unchanged, at its end.
-        return result[: len(result) - (len(text) - ends[-1])] + REDACTED_REST
+        return REDACTED_WHOLE
 
     def _replace(self, match: Any) -> str:
         start: int = match.start()

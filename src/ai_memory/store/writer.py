@@ -1,11 +1,10 @@
 """The single writer: one thread owns the only writing connection.
 
-Callers submit commands (functions of a connection) to a bounded queue. The
-thread takes every command that is waiting, up to a batch limit, and runs them
-in one transaction, each inside its own savepoint so one failing command does
-not undo its neighbours (group commit); a command alone in its transaction needs
-no savepoint, its failure rolls the transaction back. A caller's future resolves only after
-the COMMIT, so a result means the data is durable.
+Callers submit commands (functions of a connection) to a bounded queue. The thread
+runs every command waiting, up to a batch limit, in one transaction, each in its own
+savepoint so one failing command does not undo its neighbours (group commit; one
+alone needs none). A caller's future resolves only after the COMMIT, so a result
+means the data is durable.
 
 A savepoint per command is not free: releasing one makes the full-text index
 flush the terms it holds, which cost a page write more than its FTS insert. So
@@ -47,7 +46,7 @@ from ai_memory.store.migrations import migrate
 from ai_memory.store.settle import answer
 from ai_memory.store.sync_threads import wait_all
 from ai_memory.store.write_waits import WaitTracker
-from ai_memory.store.writer_batch import Job, fail_pending, runs
+from ai_memory.store.writer_batch import Job, fail_pending, runs, start_clean
 
 if TYPE_CHECKING:  # loaded by :meth:`Writer.run`: a reindex runs no event loop
     import asyncio
@@ -246,6 +245,7 @@ class Writer:
                         except Exception as exc:  # never a batch left waiting, nor the thread
                             log.exception("write batch failed")
                             fail_pending(batch, exc)
+                            start_clean(conn, self.files)
                 # Let go of the finished jobs now, not when the next command arrives: a
                 # command can close over a lot (the start-up check's set of every page).
                 batch.clear()

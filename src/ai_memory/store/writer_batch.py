@@ -3,7 +3,9 @@ into runs and guarded while its transaction holds the lock."""
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -14,6 +16,8 @@ from ai_memory.store.settle import answer
 
 if TYPE_CHECKING:  # a reindex runs no event loop: it need not load asyncio
     import asyncio
+
+    from ai_memory.store.files import FileStage
 
 
 @dataclass(slots=True)
@@ -45,3 +49,11 @@ def runs(batch: list[Job]) -> Iterator[list[Job]]:
 def fail_pending(batch: list[Job], exc: Exception) -> None:
     """Answer every job of ``batch`` not answered yet with ``exc``."""
     answer((job.future, job.waiter, False, exc) for job in batch if not job.future.done())
+
+
+def start_clean(conn: sqlite3.Connection, files: FileStage) -> None:
+    """Leave nothing of a failed batch for the next one: its staged files, its transaction."""
+    files.discard_since(0)
+    with contextlib.suppress(sqlite3.Error):
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
