@@ -47,6 +47,7 @@ def _relocate(
 
     def check(conn: sqlite3.Connection) -> None:
         require_project(conn, src)
+        pages.refuse_case_twin(conn, dst, besides=src.project)  # a rename in case alone is one
         if pages.project_exists(conn, dst):
             raise Conflict(
                 f"project {dst} exists already; to join {src} into it, run `ai-memory "

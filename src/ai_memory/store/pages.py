@@ -11,6 +11,7 @@ import sqlite3
 from typing import Any
 
 from ai_memory.core import principal
+from ai_memory.core.errors import Conflict
 from ai_memory.core.identity import PageRef, Scope
 from ai_memory.core.page import PageDocument
 from ai_memory.core.text import fts_text, has_cjk, normalise_entity
@@ -109,6 +110,7 @@ FROM projects p ORDER BY p.workspace, p.name
 """
 
 PROJECT_EXISTS = "SELECT 1 FROM projects WHERE workspace = ? AND name = ?"
+PROJECT_NAMES = "SELECT name FROM projects WHERE workspace = ?"
 
 OUTGOING_LINKS = """
 SELECT l.dst_workspace, l.dst_project, l.dst_path, l.label, d.id AS dst_id
@@ -133,12 +135,32 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 
-def ensure_project(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
+def ensure_project(
+    conn: sqlite3.Connection, scope: Scope, now: str, *, on_disk: bool = False
+) -> None:
+    """Create the project unless it exists; refuse a new one whose name differs from an
+    existing one's only by case, unless its folder is ``on_disk`` already (a reindex
+    indexes what is there): on a file system that folds case (macOS, Windows, a clone of
+    the wiki there) both would be one folder, and access to one would reach the other."""
     if project_exists(conn, scope):  # one lookup, where two inserts would be ignored
         return
+    if not on_disk:
+        refuse_case_twin(conn, scope)
     conn.execute(ENSURE_WORKSPACE, (scope.workspace, now))
     creator = principal.creator(acting(), scope.project)  # never a user for _global
     conn.execute(ENSURE_PROJECT, (scope.workspace, scope.project, now, creator))
+
+
+def refuse_case_twin(conn: sqlite3.Connection, scope: Scope, besides: str | None = None) -> None:
+    """Raise Conflict if another project of the workspace (not ``besides``) has the name
+    of ``scope``'s new one in another case."""
+    folded = scope.project.casefold()
+    for (name,) in conn.execute(PROJECT_NAMES, (scope.workspace,)):
+        if name.casefold() == folded and name not in (scope.project, besides):
+            raise Conflict(
+                f"project {scope.project!r} differs from the project {name!r} only by "
+                "case: on a file system that folds case their folders would be one"
+            )
 
 
 def set_project_remote(conn: sqlite3.Connection, scope: Scope, remote: str) -> None:

@@ -320,7 +320,7 @@ def _apply(
                 if full:
                     pages.index_derived(conn, current["id"], ref, doc)
                 continue
-            pages.ensure_project(conn, ref.scope, now)
+            pages.ensure_project(conn, ref.scope, now, on_disk=True)
             pages.insert_version(conn, ref, doc, now=now, actor="disk")
             if current is None:
                 report.added += 1
