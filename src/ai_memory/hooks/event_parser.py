@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ai_memory.core.errors import AiMemoryError, InvalidInput
 from ai_memory.core.json_bodies import check_values, json_body
@@ -43,6 +43,15 @@ class ItemResult:
         return data
 
 
+@dataclass(frozen=True, slots=True)
+class Undecided:
+    """A ``/hook`` body left to :meth:`EventParser.parse` on a worker thread, with what
+    :meth:`EventParser.in_place` decoded of it already (None: not decoded, a large one)."""
+
+    raw: bytes
+    body: object = None
+
+
 class EventParser:
     """Hook events from request bodies (raw bytes) or already-decoded items: checked,
     sanitized, under the project's current name; None for an event capture drops."""
@@ -57,22 +66,27 @@ class EventParser:
         self.capture = capture
         self.aliases = aliases
 
-    def in_place(self, params: Mapping[str, str], raw: bytes) -> HookEvent | Literal[False] | None:
+    def in_place(self, params: Mapping[str, str], raw: bytes) -> HookEvent | Undecided | None:
         """:meth:`parse` on the calling thread for a small body with nothing to redact;
-        False for any other, which :meth:`parse` takes on a worker thread."""
+        :class:`Undecided` for any other, which :meth:`parse` takes on a worker thread."""
         if len(raw) > IN_PLACE_BYTES:
-            return False
+            return Undecided(raw)
         body = json_body(raw, {})
         event = parse_small(params, body, self._sanitizer(), len(raw))
         if event is None:
-            return False
-        return None if self.capture.drops(event, body) else self.aliases.event(event)
+            return Undecided(raw, body)
+        return self._kept(event, body)
 
-    def parse(self, params: Mapping[str, str], raw: bytes) -> HookEvent | None:
+    def parse(self, params: Mapping[str, str], undecided: Undecided) -> HookEvent | None:
         """One ``/hook`` body, for a worker thread."""
-        check_values(raw, MAX_VALUES)
-        body = json_body(raw, {})
-        event = parse_event(params, body, self._sanitizer())
+        body = undecided.body
+        if body is None:
+            check_values(undecided.raw, MAX_VALUES)
+            body = json_body(undecided.raw, {})
+        return self._kept(parse_event(params, body, self._sanitizer()), body)
+
+    def _kept(self, event: HookEvent, body: object) -> HookEvent | None:
+        """``event`` under its project's current name; None when capture drops it."""
         return None if self.capture.drops(event, body) else self.aliases.event(event)
 
     def items(self, items: object, results: list[ItemResult | None]) -> list[tuple[int, HookEvent]]:

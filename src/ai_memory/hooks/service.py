@@ -22,7 +22,7 @@ from ai_memory.hooks.brief import (
     shown_page_ids,
 )
 from ai_memory.hooks.capture_filter import CaptureFilter
-from ai_memory.hooks.event_parser import EventParser, ItemResult
+from ai_memory.hooks.event_parser import EventParser, ItemResult, Undecided
 from ai_memory.hooks.followup import SessionFinisher
 from ai_memory.hooks.handoffs import Viewer, claim_command, consumed_handoff
 from ai_memory.hooks.ingest import (
@@ -124,11 +124,11 @@ class HookService:
         hostile payload never holds up the event loop (and every other request with it);
         a small body with nothing to redact is parsed in place (bounded work).
         """
-        found = self.parser.in_place(params, raw)
-        if found is False:
-            event = await anyio.to_thread.run_sync(self.parser.parse, params, raw, limiter=self.cpu)
-        else:
-            event = found
+        event = self.parser.in_place(params, raw)
+        if isinstance(event, Undecided):
+            event = await anyio.to_thread.run_sync(
+                self.parser.parse, params, event, limiter=self.cpu
+            )
         if event is None:
             return DROPPED
         (outcome,) = await self._store([event], who, lone_request)
