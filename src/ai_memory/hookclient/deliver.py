@@ -106,10 +106,22 @@ def each_item(folder: Folder, keys: list[str]) -> Iterator[Item]:
         entry, size = spool.read_sized(folder, key)
         if entry is not None and isinstance(entry.get("params"), dict):
             body = entry.get("body") or {}
-            item = Item(key, {"params": entry["params"], "body": body}, size)
+            params = queued(entry["params"], key, time.time_ns())
+            item = Item(key, {"params": params, "body": body}, size)
             captured = entry.get("key_id")
             item.key_id = captured if isinstance(captured, str) else None
             yield item
+
+
+def queued(params: dict[str, Any], key: str, now_ns: int) -> dict[str, Any]:
+    """A retried event's parameters with how long it waited since it was captured
+    (``queued_s``), so the server dates it then and not at its delivery. The wait is
+    measured on this machine's clock alone: another machine's clock, the server's,
+    cannot move it. An event that carries its own time already keeps that."""
+    captured = spool.captured_ns(key)
+    if captured is None or "occurred_at" in params or "queued_s" in params:
+        return params
+    return {**params, "queued_s": f"{max(0, now_ns - captured) / 1e9:.3f}"}
 
 
 def batches(items: list[Item], max_bytes: int) -> list[list[Item]]:

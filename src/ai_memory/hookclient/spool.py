@@ -26,11 +26,21 @@ REJECTED = "rejected"
 # Refused events are kept briefly for inspection only (redacted, as every spooled event).
 REJECTED_KEEP_S = 7 * 86400
 REJECTED_KEEP_FILES = 100
+_HEX = "0123456789abcdef"
 
 
 def new_ingest_key() -> str:
     """Sortable and unique: nanoseconds since the epoch, then random bits."""
     return f"{time.time_ns():016x}-{fs.urandom(5).hex()}"
+
+
+def captured_ns(key: str) -> int | None:
+    """When the event of ``key`` was captured (nanoseconds since the epoch), read back from
+    a key :func:`new_ingest_key` made; None for a key of any other shape."""
+    stamp, dash, _ = key.partition("-")
+    if not dash or len(stamp) != 16 or stamp.strip(_HEX):
+        return None
+    return int(stamp, 16)
 
 
 def write(spool: Folder, key: str, entry: dict[str, Any]) -> str:

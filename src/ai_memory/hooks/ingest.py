@@ -47,6 +47,7 @@ PARAMS = (
     "session_id",
     "ingest_key",
     "occurred_at",
+    "queued_s",
 )
 BUDGET = re.compile(r"[0-9]{1,5}")
 INGEST_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -57,6 +58,9 @@ REMOTE = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~@+-]{1,200}){1,8}"
 )
 OCCURRED_MIN = "2000-01-01T00:00:00.000000Z"
+# A retried event's wait in its sender's spool: seconds, with at most a fraction's digits.
+QUEUED = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,9})?")
+QUEUED_MAX_S = 366 * 86400  # a longer wait (a clock that jumped) dates it a year back
 MAX_CWD = 4096
 
 
@@ -115,7 +119,9 @@ def parse_event(
     normalised = normalise(agent, event, body, found)
     extra = {"cwd": cwd} if cwd else None
     observation = sanitizer.observation(normalised, session_id, extra)
-    occurred = occurred_at(_param(params, "occurred_at"))
+    occurred = occurred_at(_param(params, "occurred_at")) or queued_since(
+        _param(params, "queued_s")
+    )
     return HookEvent(checked.scope, key, cwd, observation, _remote(params, sanitizer), occurred)
 
 
@@ -220,6 +226,17 @@ def occurred_at(value: str | None, clock: Callable[[], str] = now_iso) -> str | 
     if not OCCURRED_MIN <= stamp <= latest:
         raise InvalidInput(f"occurred_at {value[:40]!r} is before 2000 or in the future")
     return stamp
+
+
+def queued_since(value: str | None, clock: Callable[[], str] = now_iso) -> str | None:
+    """When a retried event was captured: ``value`` seconds (``queued_s``, how long it
+    waited in its sender's spool, timed by the sender's own clock) before now."""
+    if value is None:
+        return None
+    if not QUEUED.fullmatch(value):
+        raise InvalidInput("queued_s must be a number of seconds, such as 12.5")
+    waited = min(float(value), QUEUED_MAX_S)
+    return iso(datetime.fromisoformat(clock()) - timedelta(seconds=waited))
 
 
 def _param(params: Mapping[str, str], name: str) -> str | None:

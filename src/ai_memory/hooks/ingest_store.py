@@ -39,7 +39,8 @@ INSERT INTO sessions (workspace, project, session_id, agent, cwd, started_at, la
     ended_at, end_reason, owner)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (workspace, project, session_id) DO UPDATE SET
-    last_event_at = excluded.last_event_at,
+    started_at = min(sessions.started_at, excluded.started_at),
+    last_event_at = max(sessions.last_event_at, excluded.last_event_at),
     cwd = coalesce(sessions.cwd, excluded.cwd),
     ended_at = excluded.ended_at,
     end_reason = excluded.end_reason,
@@ -49,7 +50,14 @@ PROJECT_REMOTE = "SELECT remote FROM projects WHERE workspace = ? AND name = ?"
 # What UPSERT_SESSION does to a row that is open (no end, no reason) for an event that
 # does not end it, without assigning the end columns: an index over a column a statement
 # assigns is rewritten even when its value stays the same (sessions_open, one WAL page).
-TOUCH_SESSION = "UPDATE sessions SET last_event_at = ?, cwd = coalesce(cwd, ?) WHERE id = ?"
+# An event delivered late (a retry from a spool, dated when it was captured) moves
+# neither time back.
+TOUCH_SESSION = (
+    "UPDATE sessions SET last_event_at = max(last_event_at, ?), cwd = coalesce(cwd, ?) WHERE id = ?"
+)
+# Only for an event that carries its own time, and a no-op unless it is earlier: a
+# statement that assigns started_at rewrites its index (sessions_by_id) for every row.
+EARLIER_START = "UPDATE sessions SET started_at = ? WHERE id = ? AND started_at > ?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +92,9 @@ def store_command(
         refused = refusals(conn, events, caller, open_rows)
         known = _projects(conn, [e for i, e in enumerate(events) if i not in refused], now)
         outcomes: list[IngestOutcome] = []
-        # Per session: its last event here and when its first one happened.
-        sessions: dict[tuple[str, str, str], tuple[HookEvent, str]] = {}
+        # Per session: its last event here, and the earliest and latest times of its events
+        # here (a retried event is dated when it was captured, so they may come in any order).
+        sessions: dict[tuple[str, str, str], tuple[HookEvent, str, str]] = {}
         fts_rows: list[tuple[int | None, str]] = []
         for index, event in enumerate(events):
             if index in refused:
@@ -104,19 +113,25 @@ def store_command(
             fts_rows.append((cursor.lastrowid, fts_text(indexed)))
             key = (scope.workspace, scope.project, obs.session_id)
             seen = sessions.get(key)
-            sessions[key] = (event, at if seen is None else seen[1])
+            sessions[key] = (
+                (event, at, at) if seen is None else (event, min(seen[1], at), max(seen[2], at))
+            )
             outcomes.append(ENDED if obs.kind == "session-end" else STORED)
         if fts_rows:
             conn.executemany(INSERT_OBSERVATION_FTS, fts_rows)
         rows: list[tuple[object, ...]] = []
         touched: list[tuple[object, ...]] = []
-        for key, (event, started) in sessions.items():
+        earlier: list[tuple[object, ...]] = []
+        for key, (event, started, last) in sessions.items():
             row_id = open_rows.get(key)
             if row_id is not None and event.observation.kind != "session-end":
-                touched.append((event.occurred_at or now, event.cwd, row_id))
+                touched.append((last, event.cwd, row_id))
+                if started != now:
+                    earlier.append((started, row_id, started))
             else:
-                rows.append((*_session_row(event, now, started), owner))
-        for statement, values in ((TOUCH_SESSION, touched), (UPSERT_SESSION, rows)):
+                rows.append((*_session_row(event, started, last), owner))
+        steps = ((TOUCH_SESSION, touched), (EARLIER_START, earlier), (UPSERT_SESSION, rows))
+        for statement, values in steps:
             if values:
                 conn.executemany(statement, values)
         return outcomes
@@ -166,12 +181,12 @@ def _observation_row(event: HookEvent, at: str) -> tuple[object, ...]:
     )
 
 
-def _session_row(event: HookEvent, now: str, started: str) -> tuple[object, ...]:
+def _session_row(event: HookEvent, started: str, at: str) -> tuple[object, ...]:
     """The session as its last event in the command leaves it: ended only by a session-end.
 
-    ``started`` is when its first event in the command happened (kept if the row exists)."""
+    ``started`` and ``at`` are the earliest and latest times of its events in the command
+    (the row's own times win where they are earlier and later)."""
     obs = event.observation
-    at = event.occurred_at or now
     ended = obs.kind == "session-end"
     reason = (_reason(obs.meta) or "session-end") if ended else None
     return (

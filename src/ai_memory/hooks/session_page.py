@@ -15,6 +15,7 @@ import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from ai_memory.core.identity import Scope
@@ -153,7 +154,9 @@ def read_digest(
         last_observation_id=int(last_id),
         root=checkout_root(row["cwd"]),
     )
-    rows = conn.execute(SESSION_EVENTS, (*key, MAX_ROWS)).fetchall()
+    # In the order they happened: an event retried from a spool is dated when it was
+    # captured but stored after the ones delivered meanwhile (a stable sort keeps ties).
+    rows = sorted(conn.execute(SESSION_EVENTS, (*key, MAX_ROWS)), key=itemgetter("created_at"))
     _Reader(digest).read(rows)
     if recent_limit:
         digest.recent = [dict(r) for r in rows[-recent_limit:]]
