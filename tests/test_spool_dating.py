@@ -10,9 +10,13 @@ from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from ai_memory.core.clock import now_iso
+from ai_memory.core.identity import Scope
 from ai_memory.hookclient import spool
-from ai_memory.hookclient.deliver import queued
+from ai_memory.hookclient.deliver import Item, queued
 from ai_memory.hookclient.main import run
+from ai_memory.hooks.brief import read_snapshot
+from ai_memory.hooks.sessions import idle_sessions
 from tests.conftest import ServerProcess, free_port
 from tests.hooks_support import hook_env, make_checkout
 
@@ -56,8 +60,9 @@ def test_events_spooled_while_the_server_was_down_keep_their_order_and_times(
     live = moment(stored[0][1])
     times = [moment(at) for _, at in stored[1:]]
     assert times == sorted(times) and times[-1] <= captured + timedelta(seconds=1) < live
+    # The start moves back to the first capture; the last event is the last one heard of.
     [(started, last)] = rows(server.data_dir, "SELECT started_at, last_event_at FROM sessions")
-    assert moment(started) == times[0] and moment(last) == live  # neither moved the wrong way
+    assert moment(started) == times[0] and moment(last) >= live
 
     # The session page, what the next agent reads, tells them in the order they happened.
     hook(hook_env(server.data_dir, server.url), checkout, "", "SessionEnd")
@@ -69,30 +74,89 @@ def test_events_spooled_while_the_server_was_down_keep_their_order_and_times(
     assert -1 < body.find("queued 0") < body.find("queued 2") < body.find("live one"), body
 
 
-def test_queued_s_dates_an_event_back_and_never_moves_a_session_back(
+def test_queued_s_dates_an_event_back_and_a_session_with_a_backlog_is_not_idle(
     server: ServerProcess,
 ) -> None:
     with server.client() as client:
         assert client.post("/hook", params=PARAMS, json={"prompt": "now"}).status_code == 202
+        before_late = now_iso()
         late = {**PARAMS, "queued_s": "3600"}
         assert client.post("/hook", params=late, json={"prompt": "an hour ago"}).status_code == 202
-        clamped = {**PARAMS, "queued_s": "999999999999.5"}
-        assert client.post("/hook", params=clamped, json={"prompt": "a year"}).status_code == 202
+        # A wait past 30 days is not believed (a clock wrong at capture): dated on arrival.
+        wrong = {**PARAMS, "queued_s": "1234567890123.5"}
+        assert client.post("/hook", params=wrong, json={"prompt": "1970"}).status_code == 202
     now = datetime.now(UTC)
-    (_, first), (_, hour), (_, year) = rows(
+    (_, first), (_, hour), (_, unbelieved) = rows(
         server.data_dir, "SELECT body, created_at FROM observations ORDER BY id"
     )
     assert now - timedelta(minutes=61) < moment(hour) < now - timedelta(minutes=59)
-    assert now - timedelta(days=367) < moment(year) < now - timedelta(days=365)
-    [(started, last)] = rows(server.data_dir, "SELECT started_at, last_event_at FROM sessions")
-    assert (started, last) == (year, first)
+    assert moment(first) <= moment(unbelieved) <= now
+    [(started, _)] = rows(server.data_dir, "SELECT started_at, last_event_at FROM sessions")
+    assert started == hour
+
+    # A session known only from its backlog: the idle sweep goes by when the server last
+    # heard of it, not by the events' own times, so it is not taken for silent.
+    backlog = {**PARAMS, "session_id": "s2"}
+    with server.client() as client:
+        for waited in ("7200", "3600"):
+            params = {**backlog, "queued_s": waited}
+            assert client.post("/hook", params=params, json={"prompt": waited}).status_code == 202
+    [(started, last)] = rows(
+        server.data_dir, "SELECT started_at, last_event_at FROM sessions WHERE session_id = 's2'"
+    )
+    assert moment(started) < now - timedelta(minutes=119)
+    assert isinstance(last, str) and last >= before_late
+    with closing(sqlite3.connect(server.data_dir / "db" / "memory.sqlite")) as conn:
+        assert idle_sessions(conn, before_late) == []
+
+
+def test_late_events_from_before_an_end_leave_the_session_ended_and_its_page_rewritten(
+    server: ServerProcess,
+) -> None:
+    end = {**PARAMS, "event": "session-end"}
+    with server.client() as client:
+        assert client.post("/hook", params=PARAMS, json={"prompt": "step one"}).status_code == 202
+        assert client.post("/hook", params=end, json={"reason": "logout"}).status_code == 202
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        late = {**PARAMS, "queued_s": "2"}
+        answer = client.post("/hook", params=late, json={"prompt": "step zero, spooled"})
+        assert answer.status_code == 202
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        page = client.get("/api/v1/projects/default/p/pages/sessions/s1.md")
+    [(ended_at, reason, page_id)] = rows(
+        server.data_dir, "SELECT ended_at, end_reason, page_id FROM sessions"
+    )
+    assert ended_at is not None and reason == "logout" and page_id is not None
+    assert page.status_code == 200 and page.json()["version"] == 2
+    body = page.json()["body"]
+    assert -1 < body.find("step zero, spooled") < body.find("step one"), body
+
+
+def test_the_recovery_packet_reads_a_session_in_the_order_it_happened(
+    server: ServerProcess,
+) -> None:
+    steps = [("step 3: ship it", None), ("step 1: the goal", "120"), ("step 2: build", "60")]
+    with server.client() as client:
+        for prompt, waited in steps:
+            params = {**PARAMS, **({"queued_s": waited} if waited else {})}
+            assert client.post("/hook", params=params, json={"prompt": prompt}).status_code == 202
+    uri = f"file:{server.data_dir / 'db' / 'memory.sqlite'}?mode=ro"
+    with closing(sqlite3.connect(uri, uri=True)) as conn:
+        conn.row_factory = sqlite3.Row
+        snapshot = read_snapshot(conn, Scope.of(None, "p"), "s1")
+    assert snapshot is not None and snapshot["first_prompt"] == "step 1: the goal"
+    assert snapshot["last_prompts"] == ["step 1: the goal", "step 2: build", "step 3: ship it"]
 
 
 def test_a_malformed_queued_s_is_refused_and_stores_nothing(server: ServerProcess) -> None:
     with server.client() as client:
-        for bad in ("-1", "abc", "1e5", "nan", "1.2.3", "12.", "0x10", "1_000"):
+        for bad in ("-1", "abc", "1e5", "nan", "1.2.3", "12.", "0x10", "1_000", "9" * 16):
             answer = client.post("/hook", params={**PARAMS, "queued_s": bad}, json={"prompt": "x"})
             assert answer.status_code == 400 and "queued_s" in answer.text, (bad, answer.text)
+        # Checked beside an occurred_at too (which wins when both are good).
+        both = {**PARAMS, "queued_s": "soon", "occurred_at": "2024-05-01T10:00:00Z"}
+        answer = client.post("/hook", params=both, json={"prompt": "x"})
+        assert answer.status_code == 400 and "queued_s" in answer.text
         item = {"params": {**PARAMS, "queued_s": "soon"}, "body": {"prompt": "x"}}
         batch = client.post("/hook/batch", json=[item])
         assert batch.status_code == 200
@@ -113,3 +177,7 @@ def test_the_capture_time_is_read_back_from_the_key_alone() -> None:
     assert queued({"event": "x"}, "custom-key", before) == {"event": "x"}
     # A clock that went back since the capture never gives a negative wait.
     assert queued({}, old, before - 100 * 10**9) == {"queued_s": "0.000"}
+    # The wait is taken when the item is posted (a later batch of a run waits longer).
+    item = Item(old, {"params": {"event": "x"}, "body": {}}, 10)
+    assert item.posted(before + 10 * 10**9)["params"]["queued_s"] == "100.000"
+    assert item.item["params"] == {"event": "x"}  # the spooled entry is left as it was

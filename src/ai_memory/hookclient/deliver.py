@@ -50,6 +50,10 @@ class Item:
         self.size = size
         self.key_id: str | None = None  # the API key that captured it (None: the operator)
 
+    def posted(self, now_ns: int) -> dict[str, Any]:
+        """The batch item as it is posted at ``now_ns``: with how long it has waited."""
+        return {**self.item, "params": queued(self.item["params"], self.key, now_ns)}
+
 
 class Tally:
     """What a delivery round did: delivered, refused for good, still spooled, answered 429."""
@@ -106,8 +110,7 @@ def each_item(folder: Folder, keys: list[str]) -> Iterator[Item]:
         entry, size = spool.read_sized(folder, key)
         if entry is not None and isinstance(entry.get("params"), dict):
             body = entry.get("body") or {}
-            params = queued(entry["params"], key, time.time_ns())
-            item = Item(key, {"params": params, "body": body}, size)
+            item = Item(key, {"params": entry["params"], "body": body}, size)
             captured = entry.get("key_id")
             item.key_id = captured if isinstance(captured, str) else None
             yield item
@@ -140,8 +143,10 @@ def batches(items: list[Item], max_bytes: int) -> list[list[Item]]:
 def post_batch(
     transport: Transport, folder: Folder, batch: list[Item], data_dir: Folder, tally: Tally
 ) -> None:
-    """Post ``batch``; on 413 split it, down to single events, which are shrunk and kept."""
-    status, answer = transport.request("POST", "/hook/batch", {}, [i.item for i in batch])
+    """Post ``batch``; on 413 split it, down to single events, which are shrunk and kept.
+    Each event says how long it has waited by the time it is posted."""
+    now = time.time_ns()
+    status, answer = transport.request("POST", "/hook/batch", {}, [i.posted(now) for i in batch])
     if status == TOO_LARGE:
         if len(batch) == 1:
             shrink_spooled(folder, batch[0].key, data_dir)

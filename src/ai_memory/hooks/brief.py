@@ -38,25 +38,27 @@ SELECT session_id, agent, ended_at, last_event_at FROM sessions
 WHERE workspace = ? AND project = ? AND (? IS NULL OR session_id != ?) AND owner IS ?
 ORDER BY last_event_at DESC, id DESC LIMIT 1
 """
+# In the order the events happened (an event retried from a spool is stored after ones
+# that came later), stored order breaking ties.
 LAST_PROMPTS = """
 SELECT body FROM observations
 WHERE workspace = ? AND project = ? AND session_id = ? AND kind = 'user-prompt'
-ORDER BY id DESC LIMIT 5
+ORDER BY created_at DESC, id DESC LIMIT 5
 """
 FIRST_PROMPT = """
 SELECT body FROM observations
 WHERE workspace = ? AND project = ? AND session_id = ? AND kind = 'user-prompt'
-ORDER BY id LIMIT 1
+ORDER BY created_at, id LIMIT 1
 """
 LAST_ASSISTANT = """
 SELECT body FROM observations
 WHERE workspace = ? AND project = ? AND session_id = ? AND kind = 'stop' AND body != ''
-ORDER BY id DESC LIMIT 1
+ORDER BY created_at DESC, id DESC LIMIT 1
 """
 EDITED = """
 SELECT meta FROM observations
 WHERE workspace = ? AND project = ? AND session_id = ? AND kind = 'post-tool-use'
-    AND meta LIKE '%"action": "edit"%' ORDER BY id DESC LIMIT 40
+    AND meta LIKE '%"action": "edit"%' ORDER BY created_at DESC, id DESC LIMIT 40
 """
 SESSION_CWD = "SELECT cwd FROM sessions WHERE workspace = ? AND project = ? AND session_id = ?"
 # Short extracts of every brief page first, then deeper ones, then whole bodies.

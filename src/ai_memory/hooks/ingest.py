@@ -59,8 +59,10 @@ REMOTE = re.compile(
 )
 OCCURRED_MIN = "2000-01-01T00:00:00.000000Z"
 # A retried event's wait in its sender's spool: seconds, with at most a fraction's digits.
-QUEUED = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,9})?")
-QUEUED_MAX_S = 366 * 86400  # a longer wait (a clock that jumped) dates it a year back
+QUEUED = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,9})?")
+# A longer wait is not believed (a clock that was wrong at capture, such as a machine
+# booted without one in 1970): such an event is dated when it arrives.
+QUEUED_MAX_S = 30 * 86400
 MAX_CWD = 4096
 
 
@@ -90,6 +92,7 @@ class HookEvent:
     observation: SanitizedObservation
     remote: str | None = None
     occurred_at: str | None = None  # when it happened, if not now (an imported transcript)
+    late: bool = False  # retried from a sender's spool: ``occurred_at`` is when it was captured
     asked: Scope | None = None  # the old project name it came under, when an alias led it here
 
 
@@ -119,10 +122,18 @@ def parse_event(
     normalised = normalise(agent, event, body, found)
     extra = {"cwd": cwd} if cwd else None
     observation = sanitizer.observation(normalised, session_id, extra)
-    occurred = occurred_at(_param(params, "occurred_at")) or queued_since(
-        _param(params, "queued_s")
+    occurred = occurred_at(_param(params, "occurred_at"))
+    queued = queued_since(_param(params, "queued_s"))  # checked even beside occurred_at
+    late = occurred is None and queued is not None
+    return HookEvent(
+        checked.scope,
+        key,
+        cwd,
+        observation,
+        _remote(params, sanitizer),
+        occurred or queued,
+        late=late,
     )
-    return HookEvent(checked.scope, key, cwd, observation, _remote(params, sanitizer), occurred)
 
 
 def parse_in_place(
@@ -230,12 +241,15 @@ def occurred_at(value: str | None, clock: Callable[[], str] = now_iso) -> str | 
 
 def queued_since(value: str | None, clock: Callable[[], str] = now_iso) -> str | None:
     """When a retried event was captured: ``value`` seconds (``queued_s``, how long it
-    waited in its sender's spool, timed by the sender's own clock) before now."""
+    waited in its sender's spool, timed by the sender's own clock) before now; None
+    for a wait past :data:`QUEUED_MAX_S`, which is not believed."""
     if value is None:
         return None
     if not QUEUED.fullmatch(value):
         raise InvalidInput("queued_s must be a number of seconds, such as 12.5")
-    waited = min(float(value), QUEUED_MAX_S)
+    waited = float(value)
+    if waited > QUEUED_MAX_S:
+        return None
     return iso(datetime.fromisoformat(clock()) - timedelta(seconds=waited))
 
 

@@ -6,7 +6,6 @@ an ``ingest_key`` the project already holds is acknowledged without a second row
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.principal import Principal
 from ai_memory.core.text import fts_text
 from ai_memory.hooks.ingest_access import refusals
+from ai_memory.hooks.session_rows import SessionRows
 from ai_memory.store import pages
 from ai_memory.store.acting import acting
 
@@ -34,30 +34,7 @@ INSERT OR IGNORE INTO observations
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 INSERT_OBSERVATION_FTS = "INSERT INTO observations_fts(rowid, body) VALUES (?, ?)"
-UPSERT_SESSION = """
-INSERT INTO sessions (workspace, project, session_id, agent, cwd, started_at, last_event_at,
-    ended_at, end_reason, owner)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (workspace, project, session_id) DO UPDATE SET
-    started_at = min(sessions.started_at, excluded.started_at),
-    last_event_at = max(sessions.last_event_at, excluded.last_event_at),
-    cwd = coalesce(sessions.cwd, excluded.cwd),
-    ended_at = excluded.ended_at,
-    end_reason = excluded.end_reason,
-    page_id = CASE WHEN excluded.ended_at IS NULL THEN sessions.page_id END
-"""
 PROJECT_REMOTE = "SELECT remote FROM projects WHERE workspace = ? AND name = ?"
-# What UPSERT_SESSION does to a row that is open (no end, no reason) for an event that
-# does not end it, without assigning the end columns: an index over a column a statement
-# assigns is rewritten even when its value stays the same (sessions_open, one WAL page).
-# An event delivered late (a retry from a spool, dated when it was captured) moves
-# neither time back.
-TOUCH_SESSION = (
-    "UPDATE sessions SET last_event_at = max(last_event_at, ?), cwd = coalesce(cwd, ?) WHERE id = ?"
-)
-# Only for an event that carries its own time, and a no-op unless it is earlier: a
-# statement that assigns started_at rewrites its index (sessions_by_id) for every row.
-EARLIER_START = "UPDATE sessions SET started_at = ? WHERE id = ? AND started_at > ?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +69,7 @@ def store_command(
         refused = refusals(conn, events, caller, open_rows)
         known = _projects(conn, [e for i, e in enumerate(events) if i not in refused], now)
         outcomes: list[IngestOutcome] = []
-        # Per session: its last event here, and the earliest and latest times of its events
-        # here (a retried event is dated when it was captured, so they may come in any order).
-        sessions: dict[tuple[str, str, str], tuple[HookEvent, str, str]] = {}
+        sessions = SessionRows(now)
         fts_rows: list[tuple[int | None, str]] = []
         for index, event in enumerate(events):
             if index in refused:
@@ -112,28 +87,12 @@ def store_command(
             indexed = f"{obs.tool_name} {obs.body}" if obs.tool_name else obs.body
             fts_rows.append((cursor.lastrowid, fts_text(indexed)))
             key = (scope.workspace, scope.project, obs.session_id)
-            seen = sessions.get(key)
-            sessions[key] = (
-                (event, at, at) if seen is None else (event, min(seen[1], at), max(seen[2], at))
-            )
+            sessions.add(key, event, at, len(outcomes))
             outcomes.append(ENDED if obs.kind == "session-end" else STORED)
         if fts_rows:
             conn.executemany(INSERT_OBSERVATION_FTS, fts_rows)
-        rows: list[tuple[object, ...]] = []
-        touched: list[tuple[object, ...]] = []
-        earlier: list[tuple[object, ...]] = []
-        for key, (event, started, last) in sessions.items():
-            row_id = open_rows.get(key)
-            if row_id is not None and event.observation.kind != "session-end":
-                touched.append((last, event.cwd, row_id))
-                if started != now:
-                    earlier.append((started, row_id, started))
-            else:
-                rows.append((*_session_row(event, started, last), owner))
-        steps = ((TOUCH_SESSION, touched), (EARLIER_START, earlier), (UPSERT_SESSION, rows))
-        for statement, values in steps:
-            if values:
-                conn.executemany(statement, values)
+        for due in sessions.write(conn, open_rows, owner):
+            outcomes[due] = ENDED  # its page is written again, as at an end
         return outcomes
 
     return command
@@ -179,32 +138,3 @@ def _observation_row(event: HookEvent, at: str) -> tuple[object, ...]:
         obs.meta,
         at,
     )
-
-
-def _session_row(event: HookEvent, started: str, at: str) -> tuple[object, ...]:
-    """The session as its last event in the command leaves it: ended only by a session-end.
-
-    ``started`` and ``at`` are the earliest and latest times of its events in the command
-    (the row's own times win where they are earlier and later)."""
-    obs = event.observation
-    ended = obs.kind == "session-end"
-    reason = (_reason(obs.meta) or "session-end") if ended else None
-    return (
-        event.scope.workspace,
-        event.scope.project,
-        obs.session_id,
-        obs.agent,
-        event.cwd,
-        started,
-        at,
-        at if ended else None,
-        reason,
-    )
-
-
-def _reason(meta: str) -> str | None:
-    try:
-        value = json.loads(meta).get("reason")
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None

@@ -135,7 +135,8 @@ async def _ingest_by_owner(hooks: HookService, items: list[Item]) -> list[tuple[
         if captured_by is not None and who is None:
             log.warning("spool: %d event(s) of a key no longer valid stay spooled", len(mine))
             continue
-        results = await hooks.ingest_batch([item.item for item in mine], who)
+        now = time.time_ns()
+        results = await hooks.ingest_batch([item.posted(now) for item in mine], who)
         answered += [(mine[r.index].key, r.status, r.error) for r in results]
     return answered
 
