@@ -130,6 +130,53 @@ def test_late_events_from_before_an_end_leave_the_session_ended_and_its_page_rew
     assert page.status_code == 200 and page.json()["version"] == 2
     body = page.json()["body"]
     assert -1 < body.find("step zero, spooled") < body.find("step one"), body
+    # Its handoff stands: a new one, dated now, would displace newer sessions' handoffs.
+    assert rows(server.data_dir, "SELECT from_session, status FROM handoffs") == [("s1", "open")]
+
+
+def test_a_late_end_of_a_session_that_went_on_ends_nothing(server: ServerProcess) -> None:
+    with server.client() as client:
+        for prompt in ("before", "after the end was captured"):
+            answer = client.post("/hook", params=PARAMS, json={"prompt": prompt})
+            assert answer.status_code == 202
+        late_end = {**PARAMS, "event": "session-end", "queued_s": "60"}
+        assert client.post("/hook", params=late_end, json={"reason": "exit"}).status_code == 202
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+    assert rows(server.data_dir, "SELECT ended_at, end_reason, page_id FROM sessions") == [
+        (None, None, None)
+    ]
+    assert rows(server.data_dir, "SELECT count(*) FROM handoffs") == [(0,)]
+
+
+def test_a_wait_past_belief_never_reopens_an_ended_session(server: ServerProcess) -> None:
+    end = {**PARAMS, "event": "session-end"}
+    with server.client() as client:
+        assert client.post("/hook", params=PARAMS, json={"prompt": "work"}).status_code == 202
+        assert client.post("/hook", params=end, json={"reason": "logout"}).status_code == 202
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        unbelieved = {**PARAMS, "queued_s": str(31 * 86400)}
+        assert client.post("/hook", params=unbelieved, json={"prompt": "?"}).status_code == 202
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+    [(ended_at, reason)] = rows(server.data_dir, "SELECT ended_at, end_reason FROM sessions")
+    assert ended_at is not None and reason == "logout"
+
+
+def test_the_servers_own_drain_dates_what_it_delivers(data_dir: Path, tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path / "shop")
+    server = ServerProcess(data_dir)
+    dead = hook_env(data_dir, server.url)  # not started yet: every event is spooled
+    hook(dead, checkout, "captured while down")
+    captured = datetime.now(UTC)
+    time.sleep(1.5)
+    server.start()  # it delivers the spool itself as it starts
+    try:
+        with server.client() as client:
+            client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        assert list((data_dir / "spool").glob("*.json")) == []
+        [(at,)] = rows(data_dir, "SELECT created_at FROM observations WHERE kind = 'user-prompt'")
+        assert moment(at) <= captured + timedelta(seconds=1)
+    finally:
+        server.stop()
 
 
 def test_the_recovery_packet_reads_a_session_in_the_order_it_happened(

@@ -16,6 +16,14 @@ from ai_memory.wiki.wiki import Wiki
 
 log = logging.getLogger(__name__)
 RETRIES = 5
+# Late events told to an ended session: its page is written again to hold them, and
+# nothing else. A new handoff would be dated now and take the place of newer sessions'
+# (or be claimed a second time); the session's end and its handoff stand.
+LATE_EVENTS = "late-events"
+# What a queued session wants, least first: an idle end (one with ``expect``), the page
+# again for late events, a real end. A wish queued while another waits takes its place
+# only when it ranks higher.
+_RANKS = {LATE_EVENTS: 1}
 
 
 class SessionFinisher:
@@ -63,8 +71,8 @@ class SessionFinisher:
         while an idle end still waits takes its place.
         """
         if key in self._pending:
-            if expect is None and self._wanted.get(key, ("", None))[1] is not None:
-                self._wanted[key] = (reason, None)
+            if _rank(reason, expect) > _rank(*self._wanted.get(key, ("", None))):
+                self._wanted[key] = (reason, expect)
             return
         self._pending.add(key)
         self._wanted[key] = (reason, expect)
@@ -130,7 +138,8 @@ class SessionFinisher:
                     reason=reason,
                     recent_limit=self.recent_limit,
                     expect=expect,
-                    consolidate=self.consolidate,
+                    consolidate=self.consolidate and reason != LATE_EVENTS,
+                    hand_off=reason != LATE_EVENTS,
                 )
                 if result is not None and result.page_id is not None:
                     self.pages_written += 1
@@ -140,3 +149,7 @@ class SessionFinisher:
                 log.exception("could not end session %s", key)
                 self._retry_later(key, reason, expect)
             self._settled(key)
+
+
+def _rank(reason: str, expect: int | None) -> int:
+    return 0 if expect is not None else _RANKS.get(reason, 2)

@@ -92,7 +92,7 @@ class HookEvent:
     observation: SanitizedObservation
     remote: str | None = None
     occurred_at: str | None = None  # when it happened, if not now (an imported transcript)
-    late: bool = False  # retried from a sender's spool: ``occurred_at`` is when it was captured
+    late: bool = False  # retried from a sender's spool: dated when captured (if believable)
     asked: Scope | None = None  # the old project name it came under, when an alias led it here
 
 
@@ -123,8 +123,9 @@ def parse_event(
     extra = {"cwd": cwd} if cwd else None
     observation = sanitizer.observation(normalised, session_id, extra)
     occurred = occurred_at(_param(params, "occurred_at"))
-    queued = queued_since(_param(params, "queued_s"))  # checked even beside occurred_at
-    late = occurred is None and queued is not None
+    waited = _param(params, "queued_s")
+    queued = queued_since(waited)  # checked even beside occurred_at
+    late = occurred is None and waited is not None  # undated when the wait is past belief
     return HookEvent(
         checked.scope,
         key,

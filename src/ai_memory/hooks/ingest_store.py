@@ -42,11 +42,13 @@ class IngestOutcome:
     stored: bool  # False: the ingest_key was already stored (acknowledged again)
     ended: bool  # the event ended its session: follow-up work is due
     refused: str | None = None  # why the caller may not store it (a 403); nothing stored
+    rewrite: bool = False  # late to an ended session: its page is due again (no handoff)
 
 
 STORED = IngestOutcome(stored=True, ended=False)
 ENDED = IngestOutcome(stored=True, ended=True)
 DUPLICATE = IngestOutcome(stored=False, ended=False)
+LATE_PAGE = IngestOutcome(stored=True, ended=False, rewrite=True)
 
 
 def store_command(
@@ -91,8 +93,11 @@ def store_command(
             outcomes.append(ENDED if obs.kind == "session-end" else STORED)
         if fts_rows:
             conn.executemany(INSERT_OBSERVATION_FTS, fts_rows)
-        for due in sessions.write(conn, open_rows, owner):
-            outcomes[due] = ENDED  # its page is written again, as at an end
+        written = sessions.write(conn, open_rows, owner)
+        for index in written.rewrites:
+            outcomes[index] = LATE_PAGE
+        for index in written.superseded:
+            outcomes[index] = STORED  # a late end, with newer events: it ends nothing
         return outcomes
 
     return command

@@ -23,7 +23,7 @@ from ai_memory.hooks.brief import (
 )
 from ai_memory.hooks.capture_filter import CaptureFilter
 from ai_memory.hooks.event_parser import EventParser, ItemResult, Undecided
-from ai_memory.hooks.followup import SessionFinisher
+from ai_memory.hooks.followup import LATE_EVENTS, SessionFinisher
 from ai_memory.hooks.handoffs import Viewer, claim_command, consumed_handoff
 from ai_memory.hooks.ingest import (
     HookEvent,
@@ -176,10 +176,10 @@ class HookService:
             self.in_flight -= len(events)
 
     def _follow_up(self, event: HookEvent, outcome: IngestOutcome) -> None:
-        if outcome.ended:
+        if outcome.ended or outcome.rewrite:
             obs = event.observation
             key = SessionKey(event.scope.workspace, event.scope.project, obs.session_id)
-            self.finisher.enqueue(key)
+            self.finisher.enqueue(key, LATE_EVENTS if outcome.rewrite else "session-end")
         if self.backfill is not None and event.observation.kind == "session-start":
             self.backfill.consider(event.scope, event.observation.session_id)
 

@@ -1,12 +1,14 @@
 """The session rows a command's stored events leave: opened, touched, ended, or told of
 events that came late.
 
-An event retried from a sender's spool is dated when it was captured (``late``), so
-a command's events may come in any order of time, and after the session's end. The
-row's start moves back to the earliest of them. Its last event (what the idle sweep
-and the lists of recent sessions go by) counts a late event when it arrives: a session
-whose backlog is still coming in is not silent. An ended session told of late events
-from before its end stays ended, and its page is written again to hold them.
+An event retried from a sender's spool is ``late``: dated when it was captured (or,
+for a wait past belief, not dated at all), so a command's events may come in any
+order of time, and after the session's end. The row's start moves back to the
+earliest of them. Its last event (what the idle sweep and the lists of recent
+sessions go by) counts a late event when it arrives: a session whose backlog is
+still coming in is not silent. An ended session told of late events from before its
+end stays ended, and only its page is written again to hold them. A late end of a
+session that holds newer events (it was resumed meanwhile) ends nothing.
 """
 
 from __future__ import annotations
@@ -46,8 +48,11 @@ ENDED_AT = """
 SELECT id, ended_at FROM sessions
 WHERE workspace = ? AND project = ? AND session_id = ? AND ended_at IS NOT NULL
 """
-# Late events from before the end: the row keeps its end, its page is due again.
-LATE_TO_ENDED = "UPDATE sessions SET started_at = min(started_at, ?), page_id = NULL WHERE id = ?"
+# Late events from before the end: the row keeps its end (the caller rewrites the page).
+LATE_TO_ENDED = "UPDATE sessions SET started_at = min(started_at, ?) WHERE id = ?"
+NEWEST_EVENT = """
+SELECT max(created_at) FROM observations WHERE workspace = ? AND project = ? AND session_id = ?
+"""
 
 
 @dataclass(slots=True)
@@ -56,10 +61,19 @@ class _Heard:
 
     event: HookEvent  # the last of them
     started: str  # the earliest time among them
-    latest: str  # the latest time among them
     heard: str  # when the server last heard of the session: a late event's arrival
+    latest: str  # the latest time among them, a late one without a time counting as ""
     late_only: bool  # every one came late and none of them ends the session
     outcomes: list[int] = field(default_factory=list)  # their places in the answer
+
+
+@dataclass(slots=True)
+class Written:
+    """The answers :meth:`SessionRows.write` changes: late events whose ended session's
+    page is due again, and late ends that end nothing."""
+
+    rewrites: list[int] = field(default_factory=list)
+    superseded: list[int] = field(default_factory=list)
 
 
 class SessionRows:
@@ -72,30 +86,34 @@ class SessionRows:
     def add(self, key: Key, event: HookEvent, at: str, outcome: int) -> None:
         """``event`` (dated ``at``) was stored; its answer is ``outcome`` in the list."""
         heard = self.now if event.late else at
+        latest = "" if event.late and event.occurred_at is None else at
         late = event.late and event.observation.kind != "session-end"
         seen = self._heard.get(key)
         if seen is None:
-            seen = self._heard[key] = _Heard(event, at, at, heard, late)
+            seen = self._heard[key] = _Heard(event, at, heard, latest, late)
         else:
             seen.event = event
-            seen.started, seen.latest = min(seen.started, at), max(seen.latest, at)
-            seen.heard = max(seen.heard, heard)
+            seen.started = min(seen.started, at)
+            seen.heard, seen.latest = max(seen.heard, heard), max(seen.latest, latest)
             seen.late_only = seen.late_only and late
         seen.outcomes.append(outcome)
 
     def write(
         self, conn: sqlite3.Connection, open_rows: dict[Key, int], owner: int | None
-    ) -> list[int]:
-        """Write every session's row; return the outcomes whose session is due a new page
-        (an ended one told of late events)."""
+    ) -> Written:
+        """Write every session's row; return the answers that change."""
         touched: list[tuple[object, ...]] = []
         earlier: list[tuple[object, ...]] = []
         late: list[tuple[object, ...]] = []
         rows: list[tuple[object, ...]] = []
-        due: list[int] = []
+        written = Written()
         for key, seen in self._heard.items():
+            ends = seen.event.observation.kind == "session-end"
+            if ends and seen.event.late and _has_newer(conn, key, seen.event):
+                ends = False
+                written.superseded.append(seen.outcomes[-1])
             row_id = open_rows.get(key)
-            if row_id is not None and seen.event.observation.kind != "session-end":
+            if row_id is not None and not ends:
                 touched.append((seen.heard, seen.event.cwd, row_id))
                 if seen.started != self.now:
                     earlier.append((seen.started, row_id, seen.started))
@@ -103,9 +121,9 @@ class SessionRows:
             ended = conn.execute(ENDED_AT, key).fetchone() if seen.late_only else None
             if ended is not None and seen.latest <= ended[1]:
                 late.append((seen.started, ended[0]))
-                due += seen.outcomes
+                written.rewrites += seen.outcomes
                 continue
-            rows.append((*_session_row(seen, self.now), owner))
+            rows.append((*_session_row(seen, self.now, ends), owner))
         steps = (
             (TOUCH_SESSION, touched),
             (EARLIER_START, earlier),
@@ -115,16 +133,23 @@ class SessionRows:
         for statement, values in steps:
             if values:
                 conn.executemany(statement, values)
-        return due
+        return written
 
 
-def _session_row(seen: _Heard, now: str) -> tuple[object, ...]:
-    """The session as its last event in the command leaves it: ended only by a
-    session-end, at that event's own time."""
+def _has_newer(conn: sqlite3.Connection, key: Key, end: HookEvent) -> bool:
+    """Whether the session holds events after the late ``end`` (it went on meanwhile)."""
+    if end.occurred_at is None:
+        return False  # a wait past belief: it ends the session when it arrives, as it did
+    newest = conn.execute(NEWEST_EVENT, key).fetchone()[0]
+    return newest is not None and newest > end.occurred_at
+
+
+def _session_row(seen: _Heard, now: str, ends: bool) -> tuple[object, ...]:
+    """The session as its last event in the command leaves it: ended by a session-end
+    (``ends``), at that event's own time."""
     event = seen.event
     obs = event.observation
-    ended = obs.kind == "session-end"
-    reason = (_reason(obs.meta) or "session-end") if ended else None
+    reason = (_reason(obs.meta) or "session-end") if ends else None
     return (
         event.scope.workspace,
         event.scope.project,
@@ -133,7 +158,7 @@ def _session_row(seen: _Heard, now: str) -> tuple[object, ...]:
         event.cwd,
         seen.started,
         seen.heard,
-        (event.occurred_at or now) if ended else None,
+        (event.occurred_at or now) if ends else None,
         reason,
     )
 

@@ -115,8 +115,10 @@ def end_session(
     clock: Callable[[], str] = now_iso,
     expect: int | None = None,
     consolidate: bool = False,
+    hand_off: bool = True,
 ) -> EndResult | None:
-    """Write the session page and hand off; ``None`` if the session is unknown.
+    """Write the session page and hand off (unless not ``hand_off``: the page alone);
+    ``None`` if the session is unknown.
 
     Runs in a worker thread: the digest is read from a reader, the page is
     built here, and the writer commits page + session row + handoff together.
@@ -128,13 +130,21 @@ def end_session(
         digest = wiki.readers.read(
             lambda conn: read_digest(conn, key.scope, key.session_id, recent_limit)
         )
-        if digest is None:
-            return None
+        if digest is None or (not hand_off and digest.ended_at is None):
+            return None  # unknown, or a page rewrite for a session that was reopened since
         if expect is not None and (digest.ended_at or digest.last_observation_id != expect):
             return None
         check = attempt < attempts - 1
         command = end_command(
-            wiki, key, digest, reason, clock, check=check, expect=expect, consolidate=consolidate
+            wiki,
+            key,
+            digest,
+            reason,
+            clock,
+            check=check,
+            expect=expect,
+            consolidate=consolidate,
+            hand_off=hand_off,
         )
         try:
             result = wiki.writer.call(command, timeout=wiki.write_timeout)
@@ -158,6 +168,7 @@ def end_command(
     check: bool = True,
     expect: int | None = None,
     consolidate: bool = False,
+    hand_off: bool = True,
 ) -> Callable[[sqlite3.Connection], EndResult]:
     """The writer command ending the session as ``digest`` saw it.
 
@@ -179,25 +190,28 @@ def end_command(
             raise IdleEndRefused("the session moved on after it was found idle")
         if check and last_id != digest.last_observation_id:
             raise StaleSession("new observations arrived")
+        if not hand_off and not _ended(conn, ids):
+            return EndResult(key, None, None, None)  # reopened since: its end writes the page
         page_id = None
         handoff_id = None
         if page_command is not None:
             page_id = page_command(conn).page_id
-            handoff = insert_handoff(
-                conn,
-                key.scope,
-                origin="automatic",
-                summary=f"{digest.title} — {digest.summary}",
-                content_text=json.dumps(_handoff_content(digest, path), ensure_ascii=False),
-                from_session=key.session_id,
-                from_agent=digest.agent,
-                cwd=digest.cwd,
-                now=now,
-                owner=session_owner(conn, ids),  # private to its owner until shared
-            )
-            handoff_id = int(handoff["id"])
-            if consolidate:  # a plain insert: the LLM layer is the server's, not the hook's
-                llm_jobs.enqueue(conn, key.workspace, key.project, key.session_id, now)
+            if hand_off:
+                handoff = insert_handoff(
+                    conn,
+                    key.scope,
+                    origin="automatic",
+                    summary=f"{digest.title} — {digest.summary}",
+                    content_text=json.dumps(_handoff_content(digest, path), ensure_ascii=False),
+                    from_session=key.session_id,
+                    from_agent=digest.agent,
+                    cwd=digest.cwd,
+                    now=now,
+                    owner=session_owner(conn, ids),  # private to its owner until shared
+                )
+                handoff_id = int(handoff["id"])
+                if consolidate:  # a plain insert: the LLM layer is the server's, not the hook's
+                    llm_jobs.enqueue(conn, key.workspace, key.project, key.session_id, now)
         elif not digest.has_work:
             for statement in (DROP_EMPTY_FTS, DROP_EMPTY_OBSERVATIONS, DROP_EMPTY_SESSION):
                 conn.execute(statement, ids)

@@ -3,8 +3,9 @@
 Every stored event moves its session's ``last_event_at`` and adds an observation,
 and every index over a column that changes is rewritten in the same COMMIT (one
 WAL page each, most of a one-event commit's cost). The lookup of a session by its
-id keys on the id and its start, which never move (a session id has a row or two,
-so ordering them by last event needs no index); the idle sweep finds open sessions
+id keys on the id and its start, which seldom move (only back, for an event retried
+late from a spool; a session id has a row or two, so ordering them by last event
+needs no index); the idle sweep finds open sessions
 by ``ended_at`` alone. The observations' age index served one query, the sweep's
 old rows of ended sessions, which reads them session by session: the session index
 carries ``created_at`` instead, so that read stays within the index.

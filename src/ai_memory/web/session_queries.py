@@ -27,7 +27,7 @@ s.id, s.workspace, s.project, s.session_id, s.agent, s.owner, s.started_at, s.la
 s.ended_at, s.end_reason, s.page_id, p.path AS page_path, p.title AS page_title,
 (SELECT substr(o.body, 1, 300) FROM observations o WHERE o.workspace = s.workspace
    AND o.project = s.project AND o.session_id = s.session_id AND o.kind = 'user-prompt'
-   ORDER BY o.created_at, o.id LIMIT 1) AS first_prompt,
+   ORDER BY o.id LIMIT 1) AS first_prompt,
 (SELECT count(*) FROM observations o WHERE o.workspace = s.workspace
    AND o.project = s.project AND o.session_id = s.session_id) AS events,
 (SELECT count(*) FROM observations o WHERE o.workspace = s.workspace
