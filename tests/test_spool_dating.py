@@ -17,7 +17,7 @@ from ai_memory.hookclient.deliver import Item, queued
 from ai_memory.hookclient.main import run
 from ai_memory.hooks.brief import read_snapshot
 from ai_memory.hooks.sessions import idle_sessions
-from tests.conftest import ServerProcess, free_port
+from tests.conftest import ServerProcess, clean_env, free_port
 from tests.hooks_support import hook_env, make_checkout
 
 PARAMS = {"project": "p", "event": "user-prompt", "agent": "codex", "session_id": "s1"}
@@ -228,3 +228,65 @@ def test_the_capture_time_is_read_back_from_the_key_alone() -> None:
     item = Item(old, {"params": {"event": "x"}, "body": {}}, 10)
     assert item.posted(before + 10 * 10**9)["params"]["queued_s"] == "100.000"
     assert item.item["params"] == {"event": "x"}  # the spooled entry is left as it was
+
+
+def test_a_late_end_overtaken_by_a_real_end_changes_nothing(server: ServerProcess) -> None:
+    end = {**PARAMS, "event": "session-end"}
+    with server.client() as client:
+        assert client.post("/hook", params=PARAMS, json={"prompt": "work"}).status_code == 202
+        assert client.post("/hook", params=end, json={"reason": "logout"}).status_code == 202
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        before = rows(server.data_dir, "SELECT ended_at, end_reason, page_id FROM sessions")
+        late_end = {**end, "queued_s": "60", "ingest_key": "late-end"}
+        assert client.post("/hook", params=late_end, json={"reason": "exit"}).status_code == 202
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        page = client.get("/api/v1/projects/default/p/pages/sessions/s1.md")
+    assert rows(server.data_dir, "SELECT ended_at, end_reason, page_id FROM sessions") == before
+    assert page.json()["version"] == 1
+    assert rows(server.data_dir, "SELECT count(*) FROM handoffs") == [(1,)]
+
+
+def test_a_late_end_followed_by_later_work_in_the_same_batch_ends_nothing(
+    server: ServerProcess,
+) -> None:
+    items = [
+        {"params": {**PARAMS, "event": "session-end", "queued_s": "2"}, "body": {"reason": "exit"}},
+        {"params": {**PARAMS, "queued_s": "1"}, "body": {"prompt": "resumed"}},
+    ]
+    with server.client() as client:
+        assert client.post("/hook", params=PARAMS, json={"prompt": "work"}).status_code == 202
+        answer = client.post("/hook/batch", json=items)
+        assert [r["status"] for r in answer.json()["results"]] == [202, 202]
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+    assert rows(server.data_dir, "SELECT ended_at, end_reason FROM sessions") == [(None, None)]
+    assert rows(server.data_dir, "SELECT count(*) FROM handoffs") == [(0,)]
+
+
+def test_a_real_end_arriving_after_an_idle_end_gives_its_reason_and_keeps_one_handoff(
+    data_dir: Path,
+) -> None:
+    settings = {"AI_MEMORY_HOOKS__IDLE_END_S": "1", "AI_MEMORY_HOOKS__SCHEDULER_INTERVAL_S": "0.2"}
+    server = ServerProcess(data_dir, env=clean_env(**settings)).start()
+    try:
+        with server.client() as client:
+            assert client.post("/hook", params=PARAMS, json={"prompt": "work"}).status_code == 202
+            deadline = time.monotonic() + 30
+            while rows(data_dir, "SELECT end_reason FROM sessions") != [("idle",)]:
+                assert time.monotonic() < deadline, "the idle sweep never ended the session"
+                time.sleep(0.1)
+            client.post("/api/v1/sessions/flush", params={"timeout": 30})
+            late_end = {**PARAMS, "event": "session-end", "queued_s": "0.1"}
+            assert (
+                client.post("/hook", params=late_end, json={"reason": "logout"}).status_code == 202
+            )
+            client.post("/api/v1/sessions/flush", params={"timeout": 30})
+            page = client.get("/api/v1/projects/default/p/pages/sessions/s1.md")
+        [(reason, ended_at)] = rows(data_dir, "SELECT end_reason, ended_at FROM sessions")
+        [(end_at,)] = rows(
+            data_dir, "SELECT created_at FROM observations WHERE kind = 'session-end'"
+        )
+        assert (reason, ended_at) == ("logout", end_at)
+        assert page.json()["version"] == 2  # written again, with its real end
+        assert rows(data_dir, "SELECT count(*) FROM handoffs") == [(1,)]
+    finally:
+        server.stop()

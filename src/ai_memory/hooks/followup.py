@@ -20,10 +20,6 @@ RETRIES = 5
 # nothing else. A new handoff would be dated now and take the place of newer sessions'
 # (or be claimed a second time); the session's end and its handoff stand.
 LATE_EVENTS = "late-events"
-# What a queued session wants, least first: an idle end (one with ``expect``), the page
-# again for late events, a real end. A wish queued while another waits takes its place
-# only when it ranks higher.
-_RANKS = {LATE_EVENTS: 1}
 
 
 class SessionFinisher:
@@ -71,8 +67,7 @@ class SessionFinisher:
         while an idle end still waits takes its place.
         """
         if key in self._pending:
-            if _rank(reason, expect) > _rank(*self._wanted.get(key, ("", None))):
-                self._wanted[key] = (reason, expect)
+            self._want(key, reason, expect)
             return
         self._pending.add(key)
         self._wanted[key] = (reason, expect)
@@ -109,11 +104,21 @@ class SessionFinisher:
             self._failed.pop(key, None)
             return
         self._failed[key] = attempts
+        if key in self._pending:  # queued again meanwhile: that run does it, wanting the most
+            self._want(key, reason, expect)
+            return
         self._pending.add(key)
         self._wanted[key] = (reason, expect)
         self._idle.clear()
         delay = min(2.0 * attempts, 10.0)
         asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, key)
+
+    def _want(self, key: SessionKey, reason: str, expect: int | None) -> None:
+        """What a session already queued is to get: the more of two wishes (an idle end
+        yields to a page rewrite for late events, which yields to a real end)."""
+        current = self._wanted.get(key)
+        if current is None or _rank(reason, expect) > _rank(*current):
+            self._wanted[key] = (reason, expect)
 
     def _settled(self, key: SessionKey) -> None:
         if key not in self._pending:
@@ -129,7 +134,10 @@ class SessionFinisher:
             # Taken off the pending set first: an event arriving while the page is
             # being written queues the session again, so nothing is missed.
             self._pending.discard(key)
-            reason, expect = self._wanted.pop(key, ("session-end", None))
+            if key not in self._wanted:  # queued twice, and done already
+                self._settled(key)
+                continue
+            reason, expect = self._wanted.pop(key)
             try:
                 result = await asyncio.to_thread(
                     end_session,
@@ -138,7 +146,7 @@ class SessionFinisher:
                     reason=reason,
                     recent_limit=self.recent_limit,
                     expect=expect,
-                    consolidate=self.consolidate and reason != LATE_EVENTS,
+                    consolidate=self.consolidate,
                     hand_off=reason != LATE_EVENTS,
                 )
                 if result is not None and result.page_id is not None:
@@ -152,4 +160,8 @@ class SessionFinisher:
 
 
 def _rank(reason: str, expect: int | None) -> int:
-    return 0 if expect is not None else _RANKS.get(reason, 2)
+    """How much a wish does: an idle end (it has ``expect``) 0, a page rewrite for late
+    events 1, a real end 2."""
+    if expect is not None:
+        return 0
+    return 1 if reason == LATE_EVENTS else 2

@@ -93,11 +93,11 @@ def store_command(
             outcomes.append(ENDED if obs.kind == "session-end" else STORED)
         if fts_rows:
             conn.executemany(INSERT_OBSERVATION_FTS, fts_rows)
-        written = sessions.write(conn, open_rows, owner)
-        for index in written.rewrites:
+        changed = sessions.write(conn, open_rows, owner)
+        for index in changed.rewrites:
             outcomes[index] = LATE_PAGE
-        for index in written.superseded:
-            outcomes[index] = STORED  # a late end, with newer events: it ends nothing
+        for index in changed.superseded:
+            outcomes[index] = STORED  # a late end the session went on after: it ends nothing
         return outcomes
 
     return command

@@ -6,9 +6,14 @@ for a wait past belief, not dated at all), so a command's events may come in any
 order of time, and after the session's end. The row's start moves back to the
 earliest of them. Its last event (what the idle sweep and the lists of recent
 sessions go by) counts a late event when it arrives: a session whose backlog is
-still coming in is not silent. An ended session told of late events from before its
-end stays ended, and only its page is written again to hold them. A late end of a
-session that holds newer events (it was resumed meanwhile) ends nothing.
+still coming in is not silent.
+
+A late end ends the session only if nothing the session holds came after it; else
+(the session was resumed meanwhile) it ends nothing and counts as any late event.
+An ended session told of late events from before its end, or of its late real end,
+stays ended and has only its page written again: its handoff stands (a new one would
+be dated now and displace newer sessions' handoffs). A late real end after an idle
+end gives the session its real end time and reason.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ if TYPE_CHECKING:
 
 Key = tuple[str, str, str]  # workspace, project, session id
 
+# Ending or reopening a session assigns started_at too (its index is rewritten then):
+# these are a few rows a session, where TOUCH_SESSION runs for every event.
 UPSERT_SESSION = """
 INSERT INTO sessions (workspace, project, session_id, agent, cwd, started_at, last_event_at,
     ended_at, end_reason, owner)
@@ -48,11 +55,26 @@ ENDED_AT = """
 SELECT id, ended_at FROM sessions
 WHERE workspace = ? AND project = ? AND session_id = ? AND ended_at IS NOT NULL
 """
-# Late events from before the end: the row keeps its end (the caller rewrites the page).
-LATE_TO_ENDED = "UPDATE sessions SET started_at = min(started_at, ?) WHERE id = ?"
+# Late news of an ended session: it stays ended (the caller has its page written again);
+# an idle end gives way to the real end that came late.
+LATE_TO_ENDED = """
+UPDATE sessions SET started_at = min(started_at, :started),
+    ended_at = CASE WHEN end_reason = 'idle' AND :end_at IS NOT NULL THEN :end_at
+        ELSE ended_at END,
+    end_reason = CASE WHEN end_reason = 'idle' AND :end_at IS NOT NULL THEN :reason
+        ELSE end_reason END
+WHERE id = :id
+"""
 NEWEST_EVENT = """
 SELECT max(created_at) FROM observations WHERE workspace = ? AND project = ? AND session_id = ?
 """
+
+
+@dataclass(slots=True)
+class _End:
+    event: HookEvent
+    at: str
+    answer: int  # its place in the command's answers
 
 
 @dataclass(slots=True)
@@ -61,19 +83,19 @@ class _Heard:
 
     event: HookEvent  # the last of them
     started: str  # the earliest time among them
-    heard: str  # when the server last heard of the session: a late event's arrival
-    latest: str  # the latest time among them, a late one without a time counting as ""
-    late_only: bool  # every one came late and none of them ends the session
-    outcomes: list[int] = field(default_factory=list)  # their places in the answer
+    last_heard: str  # when the server last heard of the session: a late event's arrival
+    late_latest: str  # the latest time of its late events (one without a time: "")
+    late_only: bool  # every one came late
+    answers: list[int] = field(default_factory=list)
+    ends: list[_End] = field(default_factory=list)
 
 
 @dataclass(slots=True)
-class Written:
-    """The answers :meth:`SessionRows.write` changes: late events whose ended session's
-    page is due again, and late ends that end nothing."""
+class ChangedAnswers:
+    """What :meth:`SessionRows.write` changes in the command's answers."""
 
-    rewrites: list[int] = field(default_factory=list)
-    superseded: list[int] = field(default_factory=list)
+    rewrites: list[int] = field(default_factory=list)  # an ended session's page is due again
+    superseded: list[int] = field(default_factory=list)  # ends that end nothing
 
 
 class SessionRows:
@@ -83,73 +105,79 @@ class SessionRows:
         self.now = now
         self._heard: dict[Key, _Heard] = {}
 
-    def add(self, key: Key, event: HookEvent, at: str, outcome: int) -> None:
-        """``event`` (dated ``at``) was stored; its answer is ``outcome`` in the list."""
-        heard = self.now if event.late else at
-        latest = "" if event.late and event.occurred_at is None else at
-        late = event.late and event.observation.kind != "session-end"
+    def add(self, key: Key, event: HookEvent, at: str, answer: int) -> None:
+        """``event`` (dated ``at``) was stored; its answer is ``answer`` in the list."""
+        last_heard = self.now if event.late else at
+        late_at = ("" if event.occurred_at is None else at) if event.late else ""
         seen = self._heard.get(key)
         if seen is None:
-            seen = self._heard[key] = _Heard(event, at, heard, latest, late)
+            seen = self._heard[key] = _Heard(event, at, last_heard, late_at, event.late)
         else:
             seen.event = event
             seen.started = min(seen.started, at)
-            seen.heard, seen.latest = max(seen.heard, heard), max(seen.latest, latest)
-            seen.late_only = seen.late_only and late
-        seen.outcomes.append(outcome)
+            seen.last_heard = max(seen.last_heard, last_heard)
+            seen.late_latest = max(seen.late_latest, late_at)
+            seen.late_only = seen.late_only and event.late
+        seen.answers.append(answer)
+        if event.observation.kind == "session-end":
+            seen.ends.append(_End(event, at, answer))
 
     def write(
         self, conn: sqlite3.Connection, open_rows: dict[Key, int], owner: int | None
-    ) -> Written:
+    ) -> ChangedAnswers:
         """Write every session's row; return the answers that change."""
         touched: list[tuple[object, ...]] = []
         earlier: list[tuple[object, ...]] = []
-        late: list[tuple[object, ...]] = []
+        late: list[dict[str, object]] = []
         rows: list[tuple[object, ...]] = []
-        written = Written()
+        changed = ChangedAnswers()
         for key, seen in self._heard.items():
-            ends = seen.event.observation.kind == "session-end"
-            if ends and seen.event.late and _has_newer(conn, key, seen.event):
-                ends = False
-                written.superseded.append(seen.outcomes[-1])
+            end = _effective_end(conn, key, seen.ends)
+            changed.superseded += [e.answer for e in seen.ends if e is not end]
             row_id = open_rows.get(key)
-            if row_id is not None and not ends:
-                touched.append((seen.heard, seen.event.cwd, row_id))
-                if seen.started != self.now:
+            if row_id is not None and end is None:
+                touched.append((seen.last_heard, seen.event.cwd, row_id))
+                if seen.started < self.now:
                     earlier.append((seen.started, row_id, seen.started))
                 continue
             ended = conn.execute(ENDED_AT, key).fetchone() if seen.late_only else None
-            if ended is not None and seen.latest <= ended[1]:
-                late.append((seen.started, ended[0]))
-                written.rewrites += seen.outcomes
+            if ended is not None and (end is not None or seen.late_latest <= ended[1]):
+                late.append(_late_news(ended[0], seen.started, end))
+                changed.rewrites += [a for a in seen.answers if a not in changed.superseded]
                 continue
-            rows.append((*_session_row(seen, self.now, ends), owner))
-        steps = (
-            (TOUCH_SESSION, touched),
-            (EARLIER_START, earlier),
-            (LATE_TO_ENDED, late),
-            (UPSERT_SESSION, rows),
-        )
-        for statement, values in steps:
+            rows.append((*_session_row(seen, end), owner))
+        for statement, values in ((TOUCH_SESSION, touched), (EARLIER_START, earlier)):
             if values:
                 conn.executemany(statement, values)
-        return written
+        if late:
+            conn.executemany(LATE_TO_ENDED, late)
+        if rows:
+            conn.executemany(UPSERT_SESSION, rows)
+        return changed
 
 
-def _has_newer(conn: sqlite3.Connection, key: Key, end: HookEvent) -> bool:
-    """Whether the session holds events after the late ``end`` (it went on meanwhile)."""
-    if end.occurred_at is None:
-        return False  # a wait past belief: it ends the session when it arrives, as it did
+def _effective_end(conn: sqlite3.Connection, key: Key, ends: list[_End]) -> _End | None:
+    """The end among ``ends`` that ends the session: the latest, unless it came late and
+    the session holds something after it (it went on meanwhile); None for no end."""
+    if not ends:
+        return None
+    end = max(ends, key=lambda e: e.at)  # the last of equal times
+    if not end.event.late or end.event.occurred_at is None:
+        return end  # live, or a wait past belief: it ends the session as it arrives
     newest = conn.execute(NEWEST_EVENT, key).fetchone()[0]
-    return newest is not None and newest > end.occurred_at
+    return None if newest is not None and newest > end.at else end
 
 
-def _session_row(seen: _Heard, now: str, ends: bool) -> tuple[object, ...]:
-    """The session as its last event in the command leaves it: ended by a session-end
-    (``ends``), at that event's own time."""
+def _late_news(row_id: int, started: str, end: _End | None) -> dict[str, object]:
+    reason = (_reason(end.event.observation.meta) or "session-end") if end else None
+    return {"id": row_id, "started": started, "end_at": end.at if end else None, "reason": reason}
+
+
+def _session_row(seen: _Heard, end: _End | None) -> tuple[object, ...]:
+    """The session as its events in the command leave it: ended by ``end``, at its time."""
     event = seen.event
     obs = event.observation
-    reason = (_reason(obs.meta) or "session-end") if ends else None
+    reason = (_reason(end.event.observation.meta) or "session-end") if end else None
     return (
         event.scope.workspace,
         event.scope.project,
@@ -157,8 +185,8 @@ def _session_row(seen: _Heard, now: str, ends: bool) -> tuple[object, ...]:
         obs.agent,
         event.cwd,
         seen.started,
-        seen.heard,
-        (event.occurred_at or now) if ends else None,
+        seen.last_heard,
+        end.at if end else None,
         reason,
     )
 

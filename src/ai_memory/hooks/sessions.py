@@ -192,11 +192,13 @@ def end_command(
             raise StaleSession("new observations arrived")
         if not hand_off and not _ended(conn, ids):
             return EndResult(key, None, None, None)  # reopened since: its end writes the page
+        # A rewrite of a page that was never written (its end's tries ran out) is that end.
+        handing_off = hand_off or session_page_id(conn, key) is None
         page_id = None
         handoff_id = None
         if page_command is not None:
             page_id = page_command(conn).page_id
-            if hand_off:
+            if handing_off:
                 handoff = insert_handoff(
                     conn,
                     key.scope,
