@@ -290,3 +290,29 @@ def test_a_real_end_arriving_after_an_idle_end_gives_its_reason_and_keeps_one_ha
         assert rows(data_dir, "SELECT count(*) FROM handoffs") == [(1,)]
     finally:
         server.stop()
+
+
+def test_a_session_resumed_and_ended_again_while_offline_gets_its_new_end(
+    server: ServerProcess,
+) -> None:
+    end = {**PARAMS, "event": "session-end"}
+    with server.client() as client:
+        assert client.post("/hook", params=PARAMS, json={"prompt": "work"}).status_code == 202
+        assert client.post("/hook", params=end, json={"reason": "first-end"}).status_code == 202
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        time.sleep(1.2)  # the offline part comes after the first end
+        items = [
+            {"params": {**PARAMS, "queued_s": "0.6"}, "body": {"prompt": "resumed work"}},
+            {"params": {**end, "queued_s": "0.3"}, "body": {"reason": "second-end"}},
+        ]
+        assert [r["status"] for r in client.post("/hook/batch", json=items).json()["results"]] == [
+            202,
+            202,
+        ]
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+    [(reason, ended_at)] = rows(server.data_dir, "SELECT end_reason, ended_at FROM sessions")
+    [(second_at,)] = rows(
+        server.data_dir, "SELECT max(created_at) FROM observations WHERE kind = 'session-end'"
+    )
+    assert (reason, ended_at) == ("second-end", second_at)
+    assert rows(server.data_dir, "SELECT count(*) FROM handoffs") == [(2,)]

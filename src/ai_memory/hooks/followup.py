@@ -17,8 +17,8 @@ from ai_memory.wiki.wiki import Wiki
 log = logging.getLogger(__name__)
 RETRIES = 5
 # Late events told to an ended session: its page is written again to hold them, and
-# nothing else. A new handoff would be dated now and take the place of newer sessions'
-# (or be claimed a second time); the session's end and its handoff stand.
+# nothing else (see ``end_session(page_only=True)``). A new handoff would be dated now
+# and take the place of newer sessions' (or be claimed a second time).
 LATE_EVENTS = "late-events"
 
 
@@ -147,7 +147,7 @@ class SessionFinisher:
                     recent_limit=self.recent_limit,
                     expect=expect,
                     consolidate=self.consolidate,
-                    hand_off=reason != LATE_EVENTS,
+                    page_only=reason == LATE_EVENTS,
                 )
                 if result is not None and result.page_id is not None:
                     self.pages_written += 1

@@ -37,6 +37,7 @@ from ai_memory.hooks.ingest_access import owns_session, packet_access
 from ai_memory.hooks.ingest_groups import IngestGroups
 from ai_memory.hooks.project_aliases import ProjectAliases
 from ai_memory.hooks.recap import anchor_text, claimed_note
+from ai_memory.hooks.session_rows import IDLE_END
 from ai_memory.hooks.sessions import (
     SessionKey,
     idle_sessions,
@@ -190,7 +191,7 @@ class HookService:
         before = iso(utc_now() - timedelta(seconds=idle_s))
         found = await self.runtime.readers.aread(lambda conn: idle_sessions(conn, before))
         for idle in found:  # ended only if still as found: a late real end wins
-            self.finisher.enqueue(idle.key, "idle", expect=idle.last_observation_id)
+            self.finisher.enqueue(idle.key, IDLE_END, expect=idle.last_observation_id)
         return len(found)
 
     async def finalize(

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ai_memory.hooks.ingest import HookEvent
 
 Key = tuple[str, str, str]  # workspace, project, session id
+IDLE_END = "idle"  # the end reason of a session the idle sweep ended
 
 # Ending or reopening a session assigns started_at too (its index is rewritten then):
 # these are a few rows a session, where TOUCH_SESSION runs for every event.
@@ -52,17 +53,14 @@ TOUCH_SESSION = (
 # statement that assigns started_at rewrites its index (sessions_by_id) for every row.
 EARLIER_START = "UPDATE sessions SET started_at = ? WHERE id = ? AND started_at > ?"
 ENDED_AT = """
-SELECT id, ended_at FROM sessions
+SELECT id, ended_at, end_reason FROM sessions
 WHERE workspace = ? AND project = ? AND session_id = ? AND ended_at IS NOT NULL
 """
-# Late news of an ended session: it stays ended (the caller has its page written again);
-# an idle end gives way to the real end that came late.
+# Late word of an ended session: it stays ended (the caller has its page written again);
+# an idle end gives way to the real end that came late, when that end has a time.
 LATE_TO_ENDED = """
 UPDATE sessions SET started_at = min(started_at, :started),
-    ended_at = CASE WHEN end_reason = 'idle' AND :end_at IS NOT NULL THEN :end_at
-        ELSE ended_at END,
-    end_reason = CASE WHEN end_reason = 'idle' AND :end_at IS NOT NULL THEN :reason
-        ELSE end_reason END
+    ended_at = coalesce(:end_at, ended_at), end_reason = coalesce(:reason, end_reason)
 WHERE id = :id
 """
 NEWEST_EVENT = """
@@ -72,9 +70,11 @@ SELECT max(created_at) FROM observations WHERE workspace = ? AND project = ? AND
 
 @dataclass(slots=True)
 class _End:
+    """A session-end among a command's events, with its time and the place of its answer."""
+
     event: HookEvent
     at: str
-    answer: int  # its place in the command's answers
+    answer: int
 
 
 @dataclass(slots=True)
@@ -140,10 +140,13 @@ class SessionRows:
                 if seen.started < self.now:
                     earlier.append((seen.started, row_id, seen.started))
                 continue
-            ended = conn.execute(ENDED_AT, key).fetchone() if seen.late_only else None
-            if ended is not None and (end is not None or seen.late_latest <= ended[1]):
-                late.append(_late_news(ended[0], seen.started, end))
-                changed.rewrites += [a for a in seen.answers if a not in changed.superseded]
+            ended = None
+            if seen.late_only and row_id is None:
+                ended = conn.execute(ENDED_AT, key).fetchone()
+            if ended is not None and _keeps_end(seen, end, ended):
+                late.append(_late_word(ended[0], seen.started, end))
+                superseded = {e.answer for e in seen.ends if e is not end}
+                changed.rewrites += [a for a in seen.answers if a not in superseded]
                 continue
             rows.append((*_session_row(seen, end), owner))
         for statement, values in ((TOUCH_SESSION, touched), (EARLIER_START, earlier)):
@@ -161,16 +164,31 @@ def _effective_end(conn: sqlite3.Connection, key: Key, ends: list[_End]) -> _End
     the session holds something after it (it went on meanwhile); None for no end."""
     if not ends:
         return None
-    end = max(ends, key=lambda e: e.at)  # the last of equal times
+    end = ends[0]
+    for later in ends[1:]:
+        if later.at >= end.at:  # the last of equal times, as the last event ended it before
+            end = later
     if not end.event.late or end.event.occurred_at is None:
         return end  # live, or a wait past belief: it ends the session as it arrives
     newest = conn.execute(NEWEST_EVENT, key).fetchone()[0]
     return None if newest is not None and newest > end.at else end
 
 
-def _late_news(row_id: int, started: str, end: _End | None) -> dict[str, object]:
-    reason = (_reason(end.event.observation.meta) or "session-end") if end else None
-    return {"id": row_id, "started": started, "end_at": end.at if end else None, "reason": reason}
+def _keeps_end(seen: _Heard, end: _End | None, ended: sqlite3.Row) -> bool:
+    """Whether an ended session's row keeps its end for this late word of it: events from
+    before its end, or its real end after an idle one. (A late end after a real one means
+    the session went on: it is ended again, as for any end.)"""
+    if end is None:
+        return bool(seen.late_latest <= ended[1])
+    return bool(ended[2] == IDLE_END)
+
+
+def _late_word(row_id: int, started: str, end: _End | None) -> dict[str, object]:
+    """LATE_TO_ENDED's parameters: the real end's time and reason, when it has a time."""
+    if end is None or end.event.occurred_at is None:
+        return {"id": row_id, "started": started, "end_at": None, "reason": None}
+    reason = _reason(end.event.observation.meta) or "session-end"
+    return {"id": row_id, "started": started, "end_at": end.at, "reason": reason}
 
 
 def _session_row(seen: _Heard, end: _End | None) -> tuple[object, ...]:

@@ -115,10 +115,11 @@ def end_session(
     clock: Callable[[], str] = now_iso,
     expect: int | None = None,
     consolidate: bool = False,
-    hand_off: bool = True,
+    page_only: bool = False,
 ) -> EndResult | None:
-    """Write the session page and hand off (unless not ``hand_off``: the page alone);
-    ``None`` if the session is unknown.
+    """Write the session page and hand off; ``None`` if the session is unknown.
+    ``page_only``: write the page of an ended session again and nothing else (no
+    handoff, no consolidation), unless its page was never written: then this is its end.
 
     Runs in a worker thread: the digest is read from a reader, the page is
     built here, and the writer commits page + session row + handoff together.
@@ -130,7 +131,7 @@ def end_session(
         digest = wiki.readers.read(
             lambda conn: read_digest(conn, key.scope, key.session_id, recent_limit)
         )
-        if digest is None or (not hand_off and digest.ended_at is None):
+        if digest is None or (page_only and digest.ended_at is None):
             return None  # unknown, or a page rewrite for a session that was reopened since
         if expect is not None and (digest.ended_at or digest.last_observation_id != expect):
             return None
@@ -144,7 +145,7 @@ def end_session(
             check=check,
             expect=expect,
             consolidate=consolidate,
-            hand_off=hand_off,
+            page_only=page_only,
         )
         try:
             result = wiki.writer.call(command, timeout=wiki.write_timeout)
@@ -168,7 +169,7 @@ def end_command(
     check: bool = True,
     expect: int | None = None,
     consolidate: bool = False,
-    hand_off: bool = True,
+    page_only: bool = False,
 ) -> Callable[[sqlite3.Connection], EndResult]:
     """The writer command ending the session as ``digest`` saw it.
 
@@ -190,10 +191,10 @@ def end_command(
             raise IdleEndRefused("the session moved on after it was found idle")
         if check and last_id != digest.last_observation_id:
             raise StaleSession("new observations arrived")
-        if not hand_off and not _ended(conn, ids):
+        if page_only and not _ended(conn, ids):
             return EndResult(key, None, None, None)  # reopened since: its end writes the page
         # A rewrite of a page that was never written (its end's tries ran out) is that end.
-        handing_off = hand_off or session_page_id(conn, key) is None
+        handing_off = not page_only or session_page_id(conn, key) is None
         page_id = None
         handoff_id = None
         if page_command is not None:
