@@ -316,3 +316,53 @@ def test_a_session_resumed_and_ended_again_while_offline_gets_its_new_end(
     )
     assert (reason, ended_at) == ("second-end", second_at)
     assert rows(server.data_dir, "SELECT count(*) FROM handoffs") == [(2,)]
+
+
+def test_a_late_end_from_before_a_finalize_leaves_that_end_and_its_handoff(
+    server: ServerProcess,
+) -> None:
+    with server.client() as client:
+        assert client.post("/hook", params=PARAMS, json={"prompt": "work"}).status_code == 202
+        time.sleep(1.2)
+        finalized = client.post(
+            "/api/v1/sessions/finalize", json={"project": "p", "session_id": "s1"}
+        )
+        assert finalized.status_code == 200, finalized.text
+        before = rows(server.data_dir, "SELECT ended_at, end_reason FROM sessions")
+        time.sleep(0.4)
+        late_end = {**PARAMS, "event": "session-end", "queued_s": "0.8"}  # before the finalize
+        assert client.post("/hook", params=late_end, json={"reason": "logout"}).status_code == 202
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+    assert rows(server.data_dir, "SELECT ended_at, end_reason FROM sessions") == before
+    assert rows(server.data_dir, "SELECT count(*) FROM handoffs") == [(1,)]
+
+
+def test_work_done_offline_after_an_idle_end_ends_the_session_again(data_dir: Path) -> None:
+    settings = {"AI_MEMORY_HOOKS__IDLE_END_S": "1", "AI_MEMORY_HOOKS__SCHEDULER_INTERVAL_S": "0.2"}
+    server = ServerProcess(data_dir, env=clean_env(**settings)).start()
+    try:
+        with server.client() as client:
+            assert client.post("/hook", params=PARAMS, json={"prompt": "work"}).status_code == 202
+            deadline = time.monotonic() + 30
+            while rows(data_dir, "SELECT end_reason FROM sessions") != [("idle",)]:
+                assert time.monotonic() < deadline, "the idle sweep never ended the session"
+                time.sleep(0.1)
+            client.post("/api/v1/sessions/flush", params={"timeout": 30})
+            time.sleep(0.5)  # the offline work comes after the idle end
+            items = [
+                {"params": {**PARAMS, "queued_s": "0.3"}, "body": {"prompt": "offline work"}},
+                {
+                    "params": {**PARAMS, "event": "session-end", "queued_s": "0.1"},
+                    "body": {"reason": "logout"},
+                },
+            ]
+            assert client.post("/hook/batch", json=items).status_code == 200
+            client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        [(reason, ended_at)] = rows(data_dir, "SELECT end_reason, ended_at FROM sessions")
+        [(end_at,)] = rows(
+            data_dir, "SELECT created_at FROM observations WHERE kind = 'session-end'"
+        )
+        assert (reason, ended_at) == ("logout", end_at)
+        assert rows(data_dir, "SELECT count(*) FROM handoffs") == [(2,)]  # one with that work
+    finally:
+        server.stop()

@@ -10,10 +10,12 @@ still coming in is not silent.
 
 A late end ends the session only if nothing the session holds came after it; else
 (the session was resumed meanwhile) it ends nothing and counts as any late event.
-An ended session told of late events from before its end, or of its late real end,
-stays ended and has only its page written again: its handoff stands (a new one would
-be dated now and displace newer sessions' handoffs). A late real end after an idle
-end gives the session its real end time and reason.
+An ended session told of late events, its late end among them or not, stays ended and
+has only its page written again, unless it worked on after that end: its handoff
+stands (a new one would be dated now and displace newer sessions' handoffs).
+A late real end in place of an idle end gives the session its real end time and
+reason. A session that worked on after its end (offline) is reopened, or ended again
+by its late end, as by any end.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ WHERE workspace = ? AND project = ? AND session_id = ? AND ended_at IS NOT NULL
 # an idle end gives way to the real end that came late, when that end has a time.
 LATE_TO_ENDED = """
 UPDATE sessions SET started_at = min(started_at, :started),
+    last_event_at = max(last_event_at, :latest),
     ended_at = coalesce(:end_at, ended_at), end_reason = coalesce(:reason, end_reason)
 WHERE id = :id
 """
@@ -85,6 +88,7 @@ class _Heard:
     started: str  # the earliest time among them
     last_heard: str  # when the server last heard of the session: a late event's arrival
     late_latest: str  # the latest time of its late events (one without a time: "")
+    work_latest: str  # the same of those that are not ends
     late_only: bool  # every one came late
     answers: list[int] = field(default_factory=list)
     ends: list[_End] = field(default_factory=list)
@@ -109,17 +113,21 @@ class SessionRows:
         """``event`` (dated ``at``) was stored; its answer is ``answer`` in the list."""
         last_heard = self.now if event.late else at
         late_at = ("" if event.occurred_at is None else at) if event.late else ""
+        ends = event.observation.kind == "session-end"
+        work_at = "" if ends else late_at
         seen = self._heard.get(key)
         if seen is None:
-            seen = self._heard[key] = _Heard(event, at, last_heard, late_at, event.late)
+            seen = _Heard(event, at, last_heard, late_at, work_at, event.late)
+            self._heard[key] = seen
         else:
             seen.event = event
             seen.started = min(seen.started, at)
             seen.last_heard = max(seen.last_heard, last_heard)
             seen.late_latest = max(seen.late_latest, late_at)
+            seen.work_latest = max(seen.work_latest, work_at)
             seen.late_only = seen.late_only and event.late
         seen.answers.append(answer)
-        if event.observation.kind == "session-end":
+        if ends:
             seen.ends.append(_End(event, at, answer))
 
     def write(
@@ -133,7 +141,8 @@ class SessionRows:
         changed = ChangedAnswers()
         for key, seen in self._heard.items():
             end = _effective_end(conn, key, seen.ends)
-            changed.superseded += [e.answer for e in seen.ends if e is not end]
+            superseded = [e.answer for e in seen.ends if e is not end]
+            changed.superseded += superseded
             row_id = open_rows.get(key)
             if row_id is not None and end is None:
                 touched.append((seen.last_heard, seen.event.cwd, row_id))
@@ -143,9 +152,8 @@ class SessionRows:
             ended = None
             if seen.late_only and row_id is None:
                 ended = conn.execute(ENDED_AT, key).fetchone()
-            if ended is not None and _keeps_end(seen, end, ended):
-                late.append(_late_word(ended[0], seen.started, end))
-                superseded = {e.answer for e in seen.ends if e is not end}
+            if ended is not None and _keeps_end(seen, end, ended[1]):
+                late.append(_late_word(ended, seen, end))
                 changed.rewrites += [a for a in seen.answers if a not in superseded]
                 continue
             rows.append((*_session_row(seen, end), owner))
@@ -174,21 +182,22 @@ def _effective_end(conn: sqlite3.Connection, key: Key, ends: list[_End]) -> _End
     return None if newest is not None and newest > end.at else end
 
 
-def _keeps_end(seen: _Heard, end: _End | None, ended: sqlite3.Row) -> bool:
-    """Whether an ended session's row keeps its end for this late word of it: events from
-    before its end, or its real end after an idle one. (A late end after a real one means
-    the session went on: it is ended again, as for any end.)"""
-    if end is None:
-        return bool(seen.late_latest <= ended[1])
-    return bool(ended[2] == IDLE_END)
+def _keeps_end(seen: _Heard, end: _End | None, ended_at: str) -> bool:
+    """Whether an ended session's row keeps its end for this late word of it: it does
+    unless the session went on after that end (work dated after it, or, with no late end
+    among the events, any of them dated after it). Then it is reopened, or ended again."""
+    return (seen.late_latest if end is None else seen.work_latest) <= ended_at
 
 
-def _late_word(row_id: int, started: str, end: _End | None) -> dict[str, object]:
-    """LATE_TO_ENDED's parameters: the real end's time and reason, when it has a time."""
-    if end is None or end.event.occurred_at is None:
-        return {"id": row_id, "started": started, "end_at": None, "reason": None}
-    reason = _reason(end.event.observation.meta) or "session-end"
-    return {"id": row_id, "started": started, "end_at": end.at, "reason": reason}
+def _late_word(ended: sqlite3.Row, seen: _Heard, end: _End | None) -> dict[str, object]:
+    """LATE_TO_ENDED's parameters for the row ``ended`` (id, end, reason): the real end's
+    time and reason in place of an idle end's, when that real end has a time."""
+    word: dict[str, object] = {"id": ended[0], "started": seen.started, "end_at": None}
+    word["latest"], word["reason"] = seen.late_latest, None
+    if end is not None and end.event.occurred_at is not None and ended[2] == IDLE_END:
+        word["end_at"] = end.at
+        word["reason"] = _reason(end.event.observation.meta) or "session-end"
+    return word
 
 
 def _session_row(seen: _Heard, end: _End | None) -> tuple[object, ...]:
