@@ -20,6 +20,9 @@ RETRIES = 5
 # nothing else (see ``end_session(page_only=True)``). A new handoff would be dated now
 # and take the place of newer sessions' (or be claimed a second time).
 LATE_EVENTS = "late-events"
+# An ended session found without its page (its end's tries ran out, or a crash): its end
+# again, unless its page is there by the time it runs (an end that was running wrote it).
+UNWRITTEN = "page-unwritten"
 
 
 class SessionFinisher:
@@ -115,7 +118,8 @@ class SessionFinisher:
 
     def _want(self, key: SessionKey, reason: str, expect: int | None) -> None:
         """What a session already queued is to get: the more of two wishes (an idle end
-        yields to a page rewrite for late events, which yields to a real end)."""
+        yields to the end of a session found without its page, then to a page rewrite for
+        late events, then to a real end)."""
         current = self._wanted.get(key)
         if current is None or _rank(reason, expect) > _rank(*current):
             self._wanted[key] = (reason, expect)
@@ -148,6 +152,7 @@ class SessionFinisher:
                     expect=expect,
                     consolidate=self.consolidate,
                     page_only=reason == LATE_EVENTS,
+                    if_unwritten=reason == UNWRITTEN,
                 )
                 if result is not None and result.page_id is not None:
                     self.pages_written += 1
@@ -160,8 +165,9 @@ class SessionFinisher:
 
 
 def _rank(reason: str, expect: int | None) -> int:
-    """How much a wish does: an idle end (it has ``expect``) 0, a page rewrite for late
-    events 1, a real end 2."""
+    """How much a wish does: an idle end (it has ``expect``) 0, the end of a session found
+    without its page 1, a page rewrite for late events 2 (it ends too, when the page is
+    missing), a real end 3."""
     if expect is not None:
         return 0
-    return 1 if reason == LATE_EVENTS else 2
+    return {UNWRITTEN: 1, LATE_EVENTS: 2}.get(reason, 3)

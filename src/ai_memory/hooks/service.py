@@ -23,7 +23,7 @@ from ai_memory.hooks.brief import (
 )
 from ai_memory.hooks.capture_filter import CaptureFilter
 from ai_memory.hooks.event_parser import EventParser, ItemResult, Undecided
-from ai_memory.hooks.followup import LATE_EVENTS, SessionFinisher
+from ai_memory.hooks.followup import LATE_EVENTS, UNWRITTEN, SessionFinisher
 from ai_memory.hooks.handoffs import Viewer, claim_command, consumed_handoff
 from ai_memory.hooks.ingest import (
     HookEvent,
@@ -92,13 +92,13 @@ class HookService:
         """Start the follow-up worker and queue pages a crash left unwritten."""
         self.finisher.start()
         for key in self.runtime.readers.read(unwritten_pages):
-            self.finisher.enqueue(key)
+            self.finisher.enqueue(key, UNWRITTEN)
 
     async def requeue_unwritten(self) -> int:
         """Queue ended sessions still without a page (their tries ran out); return how many."""
         keys = await self.runtime.readers.aread(unwritten_pages)
         for key in keys:
-            self.finisher.enqueue(key)
+            self.finisher.enqueue(key, UNWRITTEN)
         return len(keys)
 
     async def stop(self) -> None:

@@ -116,10 +116,12 @@ def end_session(
     expect: int | None = None,
     consolidate: bool = False,
     page_only: bool = False,
+    if_unwritten: bool = False,
 ) -> EndResult | None:
     """Write the session page and hand off; ``None`` if the session is unknown.
     ``page_only``: write the page of an ended session again and nothing else (no
     handoff, no consolidation), unless its page was never written: then this is its end.
+    ``if_unwritten``: nothing, if the session has its page by the time this runs.
 
     Runs in a worker thread: the digest is read from a reader, the page is
     built here, and the writer commits page + session row + handoff together.
@@ -146,6 +148,7 @@ def end_session(
             expect=expect,
             consolidate=consolidate,
             page_only=page_only,
+            if_unwritten=if_unwritten,
         )
         try:
             result = wiki.writer.call(command, timeout=wiki.write_timeout)
@@ -170,6 +173,7 @@ def end_command(
     expect: int | None = None,
     consolidate: bool = False,
     page_only: bool = False,
+    if_unwritten: bool = False,
 ) -> Callable[[sqlite3.Connection], EndResult]:
     """The writer command ending the session as ``digest`` saw it.
 
@@ -193,6 +197,8 @@ def end_command(
             raise StaleSession("new observations arrived")
         if page_only and not _ended(conn, ids):
             return EndResult(key, None, None, None)  # reopened since: its end writes the page
+        if if_unwritten and session_page_id(conn, key) is not None:
+            return EndResult(key, None, None, None)  # an end that was running wrote it
         # A rewrite of a page that was never written (its end's tries ran out) is that end.
         handing_off = not page_only or session_page_id(conn, key) is None
         page_id = None
