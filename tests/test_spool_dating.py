@@ -34,6 +34,25 @@ def moment(stamp: object) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
+def idle_ended(data_dir: Path) -> ServerProcess:
+    """A server whose idle sweep ends a session a second after its last event, and one
+    session (``PARAMS``) it has ended so, its page written."""
+    settings = {"AI_MEMORY_HOOKS__IDLE_END_S": "1", "AI_MEMORY_HOOKS__SCHEDULER_INTERVAL_S": "0.2"}
+    server = ServerProcess(data_dir, env=clean_env(**settings)).start()
+    try:
+        with server.client() as client:
+            assert client.post("/hook", params=PARAMS, json={"prompt": "work"}).status_code == 202
+            deadline = time.monotonic() + 30
+            while rows(data_dir, "SELECT end_reason FROM sessions") != [("idle",)]:
+                assert time.monotonic() < deadline, "the idle sweep never ended the session"
+                time.sleep(0.1)
+            client.post("/api/v1/sessions/flush", params={"timeout": 30})
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
 def hook(env: dict[str, str], checkout: Path, prompt: str, event: str = "UserPromptSubmit") -> None:
     payload = {"session_id": "r-1", "cwd": str(checkout), "hook_event_name": event}
     if prompt:
@@ -265,16 +284,9 @@ def test_a_late_end_followed_by_later_work_in_the_same_batch_ends_nothing(
 def test_a_real_end_arriving_after_an_idle_end_gives_its_reason_and_keeps_one_handoff(
     data_dir: Path,
 ) -> None:
-    settings = {"AI_MEMORY_HOOKS__IDLE_END_S": "1", "AI_MEMORY_HOOKS__SCHEDULER_INTERVAL_S": "0.2"}
-    server = ServerProcess(data_dir, env=clean_env(**settings)).start()
+    server = idle_ended(data_dir)
     try:
         with server.client() as client:
-            assert client.post("/hook", params=PARAMS, json={"prompt": "work"}).status_code == 202
-            deadline = time.monotonic() + 30
-            while rows(data_dir, "SELECT end_reason FROM sessions") != [("idle",)]:
-                assert time.monotonic() < deadline, "the idle sweep never ended the session"
-                time.sleep(0.1)
-            client.post("/api/v1/sessions/flush", params={"timeout": 30})
             late_end = {**PARAMS, "event": "session-end", "queued_s": "0.1"}
             assert (
                 client.post("/hook", params=late_end, json={"reason": "logout"}).status_code == 202
@@ -338,16 +350,9 @@ def test_a_late_end_from_before_a_finalize_leaves_that_end_and_its_handoff(
 
 
 def test_work_done_offline_after_an_idle_end_ends_the_session_again(data_dir: Path) -> None:
-    settings = {"AI_MEMORY_HOOKS__IDLE_END_S": "1", "AI_MEMORY_HOOKS__SCHEDULER_INTERVAL_S": "0.2"}
-    server = ServerProcess(data_dir, env=clean_env(**settings)).start()
+    server = idle_ended(data_dir)
     try:
         with server.client() as client:
-            assert client.post("/hook", params=PARAMS, json={"prompt": "work"}).status_code == 202
-            deadline = time.monotonic() + 30
-            while rows(data_dir, "SELECT end_reason FROM sessions") != [("idle",)]:
-                assert time.monotonic() < deadline, "the idle sweep never ended the session"
-                time.sleep(0.1)
-            client.post("/api/v1/sessions/flush", params={"timeout": 30})
             time.sleep(0.5)  # the offline work comes after the idle end
             items = [
                 {"params": {**PARAMS, "queued_s": "0.3"}, "body": {"prompt": "offline work"}},

@@ -37,18 +37,6 @@ __all__ = [
 # parsed where it arrives: its cost is bounded (one linear RE2 scan per field, ~0.2 ms),
 # and it saves two thread hops. Larger bodies, and any field with a match, go to a worker.
 IN_PLACE_BYTES = 16 * 1024
-PARAMS = (
-    "event",
-    "agent",
-    "cwd",
-    "workspace",
-    "project",
-    "remote",
-    "session_id",
-    "ingest_key",
-    "occurred_at",
-    "queued_s",
-)
 BUDGET = re.compile(r"[0-9]{1,5}")
 INGEST_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
