@@ -371,3 +371,53 @@ def test_work_done_offline_after_an_idle_end_ends_the_session_again(data_dir: Pa
         assert rows(data_dir, "SELECT count(*) FROM handoffs") == [(2,)]  # one with that work
     finally:
         server.stop()
+
+
+def test_a_live_end_after_an_idle_end_takes_its_place_without_a_second_handoff(
+    data_dir: Path,
+) -> None:
+    server = idle_ended(data_dir)
+    try:
+        with server.client() as client:
+            [(idle_at,)] = rows(data_dir, "SELECT ended_at FROM sessions")
+            end = {**PARAMS, "event": "session-end"}
+            assert client.post("/hook", params=end, json={"reason": "logout"}).status_code == 202
+            client.post("/api/v1/sessions/flush", params={"timeout": 30})
+            page = client.get("/api/v1/projects/default/p/pages/sessions/s1.md")
+            # Told of its end twice: the second says nothing new.
+            again = {**end, "ingest_key": "second-word"}
+            assert client.post("/hook", params=again, json={"reason": "exit"}).status_code == 202
+            client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        [(reason, ended_at)] = rows(data_dir, "SELECT end_reason, ended_at FROM sessions")
+        first_end = rows(
+            data_dir, "SELECT min(created_at) FROM observations WHERE kind = 'session-end'"
+        )
+        assert (reason, ended_at) == ("logout", first_end[0][0]) and moment(ended_at) > moment(
+            idle_at
+        )
+        assert page.json()["version"] == 2 and "logout" in page.json()["body"]
+        assert rows(data_dir, "SELECT count(*) FROM handoffs") == [(1,)]
+    finally:
+        server.stop()
+
+
+def test_a_session_whose_work_is_all_spooled_ends_with_it(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    checkout = make_checkout(tmp_path / "shop")
+    live = hook_env(server.data_dir, server.url)
+    hook(live, checkout, "", "SessionStart")
+    dead = hook_env(server.data_dir, f"http://127.0.0.1:{free_port()}")
+    for i in range(3):
+        hook(dead, checkout, f"offline prompt {i}")
+    # The end's run delivers the backlog before the end: the session does not end empty.
+    hook(live, checkout, "", "SessionEnd")
+    assert list((server.data_dir / "spool").glob("*.json")) == []
+    with server.client() as client:
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        page = client.get("/api/v1/projects/default/acme-shop/pages/sessions/r-1.md")
+    assert page.status_code == 200, page.text
+    assert "offline prompt 2" in page.json()["body"]
+    [(ended_at, reason)] = rows(server.data_dir, "SELECT ended_at, end_reason FROM sessions")
+    assert ended_at is not None and reason == "session-end"
+    assert rows(server.data_dir, "SELECT count(*) FROM handoffs") == [(1,)]

@@ -70,6 +70,47 @@ class Tally:
         return self.delivered + self.rejected
 
 
+def deliver(
+    transport: Transport,
+    folder: Folder,
+    params: dict[str, str],
+    payload: dict[str, Any],
+    data_dir: Folder,
+    backlog: int,
+    captured_by: str | None,
+    ends: bool,
+) -> None:
+    """Post the run's own event and up to ``backlog`` spooled ones: the event first (its
+    agent is waiting), unless it ``ends`` a session. An end goes after the backlog: a
+    session whose work is all still spooled would end empty, and be dropped, before its
+    work arrived."""
+    skip = {params["ingest_key"]}
+    if ends:
+        retry_spooled(transport, folder, backlog, data_dir, skip=skip, captured_by=captured_by)
+        if not transport.down:
+            send_one(transport, folder, params, payload, data_dir)
+    elif send_one(transport, folder, params, payload, data_dir):
+        retry_spooled(transport, folder, backlog, data_dir, skip=skip, captured_by=captured_by)
+
+
+def send_one(
+    transport: Transport,
+    folder: Folder,
+    params: dict[str, str],
+    payload: dict[str, Any],
+    data_dir: Folder,
+) -> bool:
+    """Post the event; True when the server has it (202), False when it stays spooled."""
+    try:
+        status, answer = transport.request("POST", "/hook", params, payload)
+    except Unreachable as exc:
+        log_error(data_dir, f"event spooled, server unreachable: {exc}")
+        return False
+    tally = Tally()
+    settle(folder, params["ingest_key"], status, answer, data_dir, tally)
+    return tally.settled > 0
+
+
 def retry_spooled(
     transport: Transport,
     folder: Folder,

@@ -15,7 +15,7 @@ import time
 
 from ai_memory import locate
 from ai_memory.hookclient import fs, spool
-from ai_memory.hookclient.deliver import Tally, key_id, log_error, retry_spooled, settle
+from ai_memory.hookclient.deliver import deliver, key_id, log_error
 from ai_memory.hookclient.fastjson import dumps, loads
 from ai_memory.hookclient.fastre import Patterns, cache_file
 from ai_memory.hookclient.policy import apply, load_policy
@@ -43,6 +43,7 @@ RETRY_PER_RUN = 32
 SESSION_START = frozenset({"session-start", "sessionstart", "session.created"})
 PROMPT_EVENTS = frozenset({"user-prompt", "userpromptsubmit", "beforeagent", "beforesubmitprompt"})
 SUBAGENT_START = frozenset({"subagentstart", "subagent-start"})
+SESSION_END = frozenset({"session-end", "sessionend", "session.deleted"})
 SESSION_KEYS = ("session_id", "sessionId", "conversation_id", "conversationId")
 # A prompt that asks for the context again gets the session's re-grounding packet (/recap).
 RECAP_PROMPTS = frozenset(
@@ -180,11 +181,8 @@ def handle(
     )
     try:
         answer = start_packet(transport, folder, params, args, payload)
-        if send_one(transport, folder, params, payload, data_dir):
-            skip = {params["ingest_key"]}
-            retry_spooled(
-                transport, folder, RETRY_PER_RUN, data_dir, skip=skip, captured_by=captured_by
-            )
+        ends = _event_name(args.event, payload) in SESSION_END
+        deliver(transport, folder, params, payload, data_dir, RETRY_PER_RUN, captured_by, ends)
         return answer
     finally:
         transport.close()
@@ -231,24 +229,6 @@ def start_packet(
         return {}
     event = "SessionStart" if name in SESSION_START else _raw_event(args.event, payload)
     return envelope(args.agent, packet, event)
-
-
-def send_one(
-    transport: Transport,
-    folder: str,
-    params: dict[str, str],
-    payload: dict[str, Any],
-    data_dir: str,
-) -> bool:
-    """Post the event; True when the server has it (202), False when it stays spooled."""
-    try:
-        status, answer = transport.request("POST", "/hook", params, payload)
-    except Unreachable as exc:
-        log_error(data_dir, f"event spooled, server unreachable: {exc}")
-        return False
-    tally = Tally()
-    settle(folder, params["ingest_key"], status, answer, data_dir, tally)
-    return tally.settled > 0
 
 
 def fetch_packet(transport: Transport, query: dict[str, str], path: str = "/handoff") -> str | None:

@@ -16,6 +16,11 @@ stands (a new one would be dated now and displace newer sessions' handoffs).
 A late real end in place of an idle end gives the session its real end time and
 reason. A session that worked on after its end (offline) is reopened, or ended again
 by its late end, as by any end.
+
+A live end of an ended session, with nothing between (any other live event would have
+reopened it), is word of that end too: the agent closed a session the idle sweep had
+ended, or told of its end twice. It keeps its handoff and has its page written again;
+an idle end takes the live end's time and reason.
 """
 
 from __future__ import annotations
@@ -90,6 +95,7 @@ class _Heard:
     late_latest: str  # the latest time of its late events (one without a time: "")
     work_latest: str  # the same of those that are not ends
     late_only: bool  # every one came late
+    ends_only: bool  # every one is an end
     answers: list[int] = field(default_factory=list)
     ends: list[_End] = field(default_factory=list)
 
@@ -117,7 +123,7 @@ class SessionRows:
         work_at = "" if ends else late_at
         seen = self._heard.get(key)
         if seen is None:
-            seen = _Heard(event, at, last_heard, late_at, work_at, event.late)
+            seen = _Heard(event, at, last_heard, late_at, work_at, event.late, ends)
             self._heard[key] = seen
         else:
             seen.event = event
@@ -126,6 +132,7 @@ class SessionRows:
             seen.late_latest = max(seen.late_latest, late_at)
             seen.work_latest = max(seen.work_latest, work_at)
             seen.late_only = seen.late_only and event.late
+            seen.ends_only = seen.ends_only and ends
         seen.answers.append(answer)
         if ends:
             seen.ends.append(_End(event, at, answer))
@@ -150,7 +157,7 @@ class SessionRows:
                     earlier.append((seen.started, row_id, seen.started))
                 continue
             ended = None
-            if seen.late_only and row_id is None:
+            if row_id is None and (seen.late_only or seen.ends_only):
                 ended = conn.execute(ENDED_AT, key).fetchone()
             if ended is not None and _keeps_end(seen, end, ended[1]):
                 late.append(_late_word(ended, seen, end))
@@ -191,10 +198,13 @@ def _keeps_end(seen: _Heard, end: _End | None, ended_at: str) -> bool:
 
 def _late_word(ended: sqlite3.Row, seen: _Heard, end: _End | None) -> dict[str, object]:
     """LATE_TO_ENDED's parameters for the row ``ended`` (id, end, reason): the real end's
-    time and reason in place of an idle end's, when that real end has a time."""
+    time and reason in place of an idle end's, when that real end has a time (a live one
+    has: its arrival)."""
     word: dict[str, object] = {"id": ended[0], "started": seen.started, "end_at": None}
-    word["latest"], word["reason"] = seen.late_latest, None
-    if end is not None and end.event.occurred_at is not None and ended[2] == IDLE_END:
+    word["latest"] = seen.late_latest if seen.late_only else seen.last_heard
+    word["reason"] = None
+    dated = end is not None and (not end.event.late or end.event.occurred_at is not None)
+    if end is not None and dated and ended[2] == IDLE_END:
         word["end_at"] = end.at
         word["reason"] = _reason(end.event.observation.meta) or "session-end"
     return word
