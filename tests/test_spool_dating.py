@@ -384,40 +384,67 @@ def test_a_live_end_after_an_idle_end_takes_its_place_without_a_second_handoff(
             assert client.post("/hook", params=end, json={"reason": "logout"}).status_code == 202
             client.post("/api/v1/sessions/flush", params={"timeout": 30})
             page = client.get("/api/v1/projects/default/p/pages/sessions/s1.md")
-            # Told of its end twice: the second says nothing new.
-            again = {**end, "ingest_key": "second-word"}
-            assert client.post("/hook", params=again, json={"reason": "exit"}).status_code == 202
-            client.post("/api/v1/sessions/flush", params={"timeout": 30})
         [(reason, ended_at)] = rows(data_dir, "SELECT end_reason, ended_at FROM sessions")
-        first_end = rows(
-            data_dir, "SELECT min(created_at) FROM observations WHERE kind = 'session-end'"
+        [(end_at,)] = rows(
+            data_dir, "SELECT created_at FROM observations WHERE kind = 'session-end'"
         )
-        assert (reason, ended_at) == ("logout", first_end[0][0]) and moment(ended_at) > moment(
-            idle_at
-        )
+        assert (reason, ended_at) == ("logout", end_at) and moment(ended_at) > moment(idle_at)
         assert page.json()["version"] == 2 and "logout" in page.json()["body"]
         assert rows(data_dir, "SELECT count(*) FROM handoffs") == [(1,)]
     finally:
         server.stop()
 
 
-def test_a_session_whose_work_is_all_spooled_ends_with_it(
-    server: ServerProcess, tmp_path: Path
-) -> None:
-    checkout = make_checkout(tmp_path / "shop")
-    live = hook_env(server.data_dir, server.url)
-    hook(live, checkout, "", "SessionStart")
-    dead = hook_env(server.data_dir, f"http://127.0.0.1:{free_port()}")
-    for i in range(3):
-        hook(dead, checkout, f"offline prompt {i}")
-    # The end's run delivers the backlog before the end: the session does not end empty.
-    hook(live, checkout, "", "SessionEnd")
-    assert list((server.data_dir / "spool").glob("*.json")) == []
+def ended_twice(server: ServerProcess, batch: list[dict[str, object]]) -> None:
+    """The session works and ends ("first"); a second later ``batch`` arrives, then the
+    late prompt a client delivered after it."""
+    end = {**PARAMS, "event": "session-end"}
     with server.client() as client:
+        assert client.post("/hook", params=PARAMS, json={"prompt": "work"}).status_code == 202
+        assert client.post("/hook", params=end, json={"reason": "first"}).status_code == 202
         client.post("/api/v1/sessions/flush", params={"timeout": 30})
-        page = client.get("/api/v1/projects/default/acme-shop/pages/sessions/r-1.md")
-    assert page.status_code == 200, page.text
-    assert "offline prompt 2" in page.json()["body"]
-    [(ended_at, reason)] = rows(server.data_dir, "SELECT ended_at, end_reason FROM sessions")
-    assert ended_at is not None and reason == "session-end"
+        time.sleep(1.0)
+        for item in batch:
+            answer = client.post("/hook", params=item["params"], json=item["body"])
+            assert answer.status_code == 202, answer.text
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+
+
+def test_a_second_live_end_is_the_end_and_keeps_the_one_handoff(server: ServerProcess) -> None:
+    second = {"params": {**PARAMS, "event": "session-end"}, "body": {"reason": "second"}}
+    # Work from between the two ends, delivered late: the second end still stands.
+    between = {"params": {**PARAMS, "queued_s": "0.5"}, "body": {"prompt": "in between"}}
+    ended_twice(server, [second, between])
+    [(reason, ended_at)] = rows(server.data_dir, "SELECT end_reason, ended_at FROM sessions")
+    [(second_at,)] = rows(
+        server.data_dir, "SELECT max(created_at) FROM observations WHERE kind = 'session-end'"
+    )
+    assert (reason, ended_at) == ("second", second_at)
     assert rows(server.data_dir, "SELECT count(*) FROM handoffs") == [(1,)]
+
+
+def test_late_word_and_a_live_end_give_the_same_session_in_one_batch_or_two(
+    server: ServerProcess,
+) -> None:
+    early = {"params": {**PARAMS, "queued_s": "30"}, "body": {"prompt": "before the first end"}}
+    second = {"params": {**PARAMS, "event": "session-end"}, "body": {"reason": "second"}}
+    ended_twice(server, [early, second])
+    apart = rows(server.data_dir, "SELECT end_reason FROM sessions")
+    with server.client() as client:
+        other = {**PARAMS, "session_id": "s2"}
+        end = {**other, "event": "session-end"}
+        assert client.post("/hook", params=other, json={"prompt": "work"}).status_code == 202
+        assert client.post("/hook", params=end, json={"reason": "first"}).status_code == 202
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        items = [
+            {"params": {**other, "queued_s": "30"}, "body": {"prompt": "before the first end"}},
+            {"params": end, "body": {"reason": "second"}},
+        ]
+        assert client.post("/hook/batch", json=items).status_code == 200
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+    together = rows(server.data_dir, "SELECT end_reason FROM sessions WHERE session_id = 's2'")
+    assert apart == together == [("second",)]
+    assert rows(server.data_dir, "SELECT from_session, count(*) FROM handoffs GROUP BY 1") == [
+        ("s1", 1),
+        ("s2", 1),
+    ]

@@ -81,16 +81,46 @@ def deliver(
     ends: bool,
 ) -> None:
     """Post the run's own event and up to ``backlog`` spooled ones: the event first (its
-    agent is waiting), unless it ``ends`` a session. An end goes after the backlog: a
-    session whose work is all still spooled would end empty, and be dropped, before its
-    work arrived."""
+    agent is waiting), unless it ``ends`` a session.
+
+    An end goes after its session's own spooled events, and waits in the spool while any of
+    those could not be delivered: a session whose work was all spooled would end empty, and
+    be dropped, before its work arrived. Other sessions' backlog comes after the end."""
     skip = {params["ingest_key"]}
-    if ends:
-        retry_spooled(transport, folder, backlog, data_dir, skip=skip, captured_by=captured_by)
-        if not transport.down:
-            send_one(transport, folder, params, payload, data_dir)
-    elif send_one(transport, folder, params, payload, data_dir):
-        retry_spooled(transport, folder, backlog, data_dir, skip=skip, captured_by=captured_by)
+    if not ends:
+        if send_one(transport, folder, params, payload, data_dir):
+            retry_spooled(transport, folder, backlog, data_dir, skip=skip, captured_by=captured_by)
+        return
+    own = session_backlog(folder, params, backlog, skip, captured_by)
+    if post_items(transport, folder, own, data_dir).kept or transport.down:
+        return
+    send_one(transport, folder, params, payload, data_dir)
+    skip.update(item.key for item in own)
+    left = backlog - len(own)
+    if left > 0:
+        retry_spooled(transport, folder, left, data_dir, skip=skip, captured_by=captured_by)
+
+
+def session_backlog(
+    folder: Folder, params: dict[str, str], limit: int, skip: set[str], captured_by: str | None
+) -> list[Item]:
+    """The oldest ``limit`` spooled events of the session of ``params`` that ``captured_by``
+    captured, among the newest ``limit * SCAN_FACTOR`` in the spool (a session that is
+    ending is recent, however much else waits)."""
+    session = (params.get("workspace"), params.get("project"), params.get("session_id"))
+    if session[2] is None:
+        return []
+    keys = spool.pending(folder, skip=frozenset(skip))[-limit * SCAN_FACTOR :]
+    found: list[Item] = []
+    for item in each_item(folder, keys[::-1]):
+        theirs = item.item["params"]
+        if item.key_id == captured_by and session == (
+            theirs.get("workspace"),
+            theirs.get("project"),
+            theirs.get("session_id"),
+        ):
+            found.append(item)
+    return found[::-1][:limit]
 
 
 def send_one(
@@ -123,7 +153,6 @@ def retry_spooled(
     """Post up to ``limit`` of the oldest spooled events that the credential with key id
     ``captured_by`` captured (see :func:`key_id`), in batches of at most ``max_bytes``;
     another credential's events stay spooled for it (or for the server's own drain)."""
-    tally = Tally()
     keys = spool.pending(folder, limit * SCAN_FACTOR, frozenset(skip or ()))
     items: list[Item] = []
     for item in each_item(folder, keys):
@@ -131,6 +160,19 @@ def retry_spooled(
             items.append(item)
             if len(items) >= limit:
                 break
+    return post_items(transport, folder, items, data_dir, max_bytes)
+
+
+def post_items(
+    transport: Transport,
+    folder: Folder,
+    items: list[Item],
+    data_dir: Folder,
+    max_bytes: int = BATCH_BYTES,
+) -> Tally:
+    """Post ``items`` in batches of at most ``max_bytes``, until one cannot get through;
+    ``kept`` counts those still spooled after."""
+    tally = Tally()
     for batch in batches(items, max_bytes):
         try:
             post_batch(transport, folder, batch, data_dir, tally)

@@ -17,10 +17,11 @@ A late real end in place of an idle end gives the session its real end time and
 reason. A session that worked on after its end (offline) is reopened, or ended again
 by its late end, as by any end.
 
-A live end of an ended session, with nothing between (any other live event would have
-reopened it), is word of that end too: the agent closed a session the idle sweep had
-ended, or told of its end twice. It keeps its handoff and has its page written again;
-an idle end takes the live end's time and reason.
+A live end of an ended session that did no work after its end (none stored, and none
+among the command's events: late ones all from before that end) ends it again, with the
+live end's time and reason, as the last end always has; but it keeps its handoff and has
+only its page written again: the agent closed a session the idle sweep had ended, or
+told of its end twice. One that worked on after its end gets a handoff of that work.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class _Heard:
     late_latest: str  # the latest time of its late events (one without a time: "")
     work_latest: str  # the same of those that are not ends
     late_only: bool  # every one came late
-    ends_only: bool  # every one is an end
+    live_work: bool  # one of them is live (not late) and not an end
     answers: list[int] = field(default_factory=list)
     ends: list[_End] = field(default_factory=list)
 
@@ -123,7 +124,8 @@ class SessionRows:
         work_at = "" if ends else late_at
         seen = self._heard.get(key)
         if seen is None:
-            seen = _Heard(event, at, last_heard, late_at, work_at, event.late, ends)
+            live_work = not (event.late or ends)
+            seen = _Heard(event, at, last_heard, late_at, work_at, event.late, live_work)
             self._heard[key] = seen
         else:
             seen.event = event
@@ -132,7 +134,7 @@ class SessionRows:
             seen.late_latest = max(seen.late_latest, late_at)
             seen.work_latest = max(seen.work_latest, work_at)
             seen.late_only = seen.late_only and event.late
-            seen.ends_only = seen.ends_only and ends
+            seen.live_work = seen.live_work or not (event.late or ends)
         seen.answers.append(answer)
         if ends:
             seen.ends.append(_End(event, at, answer))
@@ -157,7 +159,7 @@ class SessionRows:
                     earlier.append((seen.started, row_id, seen.started))
                 continue
             ended = None
-            if row_id is None and (seen.late_only or seen.ends_only):
+            if row_id is None and not seen.live_work:
                 ended = conn.execute(ENDED_AT, key).fetchone()
             if ended is not None and _keeps_end(seen, end, ended[1]):
                 late.append(_late_word(ended, seen, end))
@@ -197,17 +199,23 @@ def _keeps_end(seen: _Heard, end: _End | None, ended_at: str) -> bool:
 
 
 def _late_word(ended: sqlite3.Row, seen: _Heard, end: _End | None) -> dict[str, object]:
-    """LATE_TO_ENDED's parameters for the row ``ended`` (id, end, reason): the real end's
-    time and reason in place of an idle end's, when that real end has a time (a live one
-    has: its arrival)."""
+    """LATE_TO_ENDED's parameters for the row ``ended`` (id, end, reason)."""
     word: dict[str, object] = {"id": ended[0], "started": seen.started, "end_at": None}
     word["latest"] = seen.late_latest if seen.late_only else seen.last_heard
     word["reason"] = None
-    dated = end is not None and (not end.event.late or end.event.occurred_at is not None)
-    if end is not None and dated and ended[2] == IDLE_END:
+    if end is not None and _replaces(end, ended[2]):
         word["end_at"] = end.at
         word["reason"] = _reason(end.event.observation.meta) or "session-end"
     return word
+
+
+def _replaces(end: _End, reason: str) -> bool:
+    """Whether ``end`` takes the place of an ended session's end (of ``reason``): a live end
+    does, as the last end always has; a late one only in place of an idle end, and only
+    with a time of its own."""
+    if not end.event.late:
+        return True
+    return end.event.occurred_at is not None and reason == IDLE_END
 
 
 def _session_row(seen: _Heard, end: _End | None) -> tuple[object, ...]:

@@ -1,0 +1,119 @@
+"""A session's end is delivered after its own spooled work, so it never ends empty while
+that work waits; other sessions' backlog goes after the end."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from ai_memory.hookclient.drain import drain
+from ai_memory.hookclient.main import run
+from ai_memory.maintenance.init import read_token
+from tests.conftest import ServerProcess, clean_env, free_port
+from tests.hooks_support import hook_env, make_checkout
+
+PAGE = "/api/v1/projects/default/acme-shop/pages/sessions/{}.md"
+
+
+def rows(data_dir: Path, sql: str) -> list[tuple[object, ...]]:
+    uri = f"file:{data_dir / 'db' / 'memory.sqlite'}?mode=ro"
+    with closing(sqlite3.connect(uri, uri=True)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def hook(env: dict[str, str], checkout: Path, session: str, event: str, prompt: str = "") -> None:
+    payload = {"session_id": session, "cwd": str(checkout), "hook_event_name": event}
+    if prompt:
+        payload["prompt"] = prompt
+    stdin = io.BytesIO(json.dumps(payload).encode())
+    argv = ["--agent", "claude-code", "--event", event]
+    assert run(argv, stdin=stdin, stdout=io.StringIO(), env=env) == 0
+
+
+def spooled(data_dir: Path) -> list[dict[str, object]]:
+    return [json.loads(f.read_text()) for f in sorted((data_dir / "spool").glob("*.json"))]
+
+
+def test_a_session_whose_work_is_all_spooled_ends_with_it(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    checkout = make_checkout(tmp_path / "shop")
+    live = hook_env(server.data_dir, server.url)
+    dead = hook_env(server.data_dir, f"http://127.0.0.1:{free_port()}")
+    hook(live, checkout, "r-1", "SessionStart")
+    # An older backlog of another session, as long as a run's whole share of retries.
+    for i in range(32):
+        hook(dead, checkout, "other", "UserPromptSubmit", f"other prompt {i}")
+    for i in range(3):
+        hook(dead, checkout, "r-1", "UserPromptSubmit", f"offline prompt {i}")
+    hook(live, checkout, "r-1", "SessionEnd")
+    with server.client() as client:
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        page = client.get(PAGE.format("r-1"))
+    assert page.status_code == 200, page.text
+    assert all(f"offline prompt {i}" in page.json()["body"] for i in range(3))
+    [(ended_at, reason)] = rows(
+        server.data_dir, "SELECT ended_at, end_reason FROM sessions WHERE session_id = 'r-1'"
+    )
+    assert ended_at is not None and reason == "session-end"
+    assert rows(server.data_dir, "SELECT from_session FROM handoffs") == [("r-1",)]
+    # The other session's backlog went after the end, oldest first, and is on its way.
+    left = [entry["params"]["session_id"] for entry in spooled(server.data_dir)]  # type: ignore[index]
+    assert set(left) <= {"other"} and len(left) < 32
+
+
+def test_an_end_whose_work_cannot_get_through_waits_behind_it(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    # A queue smaller than the backlog: the server answers its batch 429.
+    env = clean_env(AI_MEMORY_HOOKS__QUEUE_SIZE="16")
+    server = ServerProcess(data_dir, env=env).start()
+    try:
+        checkout = make_checkout(tmp_path / "shop")
+        live = hook_env(data_dir, server.url)
+        dead = hook_env(data_dir, f"http://127.0.0.1:{free_port()}")
+        hook(live, checkout, "r-1", "SessionStart")
+        for i in range(20):
+            hook(dead, checkout, "r-1", "UserPromptSubmit", f"offline prompt {i}")
+        hook(live, checkout, "r-1", "SessionEnd")
+        kinds = [entry["params"].get("event") for entry in spooled(data_dir)]  # type: ignore[union-attr]
+        assert len(kinds) == 21 and kinds[-1] == "SessionEnd"  # held back, not dropped
+        assert rows(data_dir, "SELECT * FROM sessions WHERE ended_at IS NOT NULL") == []
+
+        token = read_token(data_dir / "auth-tokens" / "default")
+        report = drain(data_dir, server.url, token, batch=16)  # halves its batches on a 429
+        assert (report.delivered, report.remaining) == (21, 0)
+        with server.client() as client:
+            client.post("/api/v1/sessions/flush", params={"timeout": 30})
+            page = client.get(PAGE.format("r-1"))
+        assert page.status_code == 200, page.text
+        assert "offline prompt 19" in page.json()["body"]
+        assert rows(data_dir, "SELECT count(*) FROM handoffs") == [(1,)]
+    finally:
+        server.stop()
+
+
+def test_an_end_still_goes_when_its_session_has_more_spooled_than_a_run_sends(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    checkout = make_checkout(tmp_path / "shop")
+    live = hook_env(server.data_dir, server.url)
+    dead = hook_env(server.data_dir, f"http://127.0.0.1:{free_port()}")
+    hook(live, checkout, "r-1", "SessionStart")
+    for i in range(40):
+        hook(dead, checkout, "r-1", "UserPromptSubmit", f"offline prompt {i}")
+    hook(live, checkout, "r-1", "SessionEnd")
+    # The session's first 32 came before its end; the rest follow as late word of it.
+    left = spooled(server.data_dir)
+    assert len(left) == 8 and all(e["params"]["event"] == "UserPromptSubmit" for e in left)  # type: ignore[index]
+    assert rows(server.data_dir, "SELECT end_reason FROM sessions") == [("session-end",)]
+    hook(live, checkout, "r-2", "SessionStart")  # the next run delivers them
+    assert spooled(server.data_dir) == []
+    with server.client() as client:
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        page = client.get(PAGE.format("r-1"))
+    assert "offline prompt 39" in page.json()["body"]
+    assert rows(server.data_dir, "SELECT count(*) FROM handoffs") == [(1,)]
