@@ -28,6 +28,8 @@ UNAUTHORIZED = 401
 _KEEP = (401, 403, 404, 408, 413, 429)
 # How far past ``limit`` a retry looks for events its credential captured.
 SCAN_FACTOR = 8
+# How much of the spool an end reads looking for its session's events.
+SCAN_BYTES = 2 * 1024 * 1024
 KEY_START, KEY_ID_CHARS, KEY_CHARS = "aim_", 10, 58
 
 
@@ -83,44 +85,58 @@ def deliver(
     """Post the run's own event and up to ``backlog`` spooled ones: the event first (its
     agent is waiting), unless it ``ends`` a session.
 
-    An end goes after its session's own spooled events, and waits in the spool while any of
-    those could not be delivered: a session whose work was all spooled would end empty, and
-    be dropped, before its work arrived. Other sessions' backlog comes after the end."""
+    An end goes after a batch of its session's own spooled events: a session whose work
+    was all spooled would end empty, and be dropped, before its work arrived. It waits in
+    the spool when none of them got through; the rest of them follow it as late events.
+    Other sessions' backlog comes after the end."""
     skip = {params["ingest_key"]}
     if not ends:
         if send_one(transport, folder, params, payload, data_dir):
             retry_spooled(transport, folder, backlog, data_dir, skip=skip, captured_by=captured_by)
         return
     own = session_backlog(folder, params, backlog, skip, captured_by)
-    if post_items(transport, folder, own, data_dir).kept or transport.down:
+    tally = post_items(transport, folder, own, data_dir)
+    if transport.down or (tally.kept and not tally.delivered):
         return
-    send_one(transport, folder, params, payload, data_dir)
-    skip.update(item.key for item in own)
-    left = backlog - len(own)
-    if left > 0:
-        retry_spooled(transport, folder, left, data_dir, skip=skip, captured_by=captured_by)
+    if send_one(transport, folder, params, payload, data_dir) and backlog > len(own):
+        retry_spooled(
+            transport, folder, backlog - len(own), data_dir, skip=skip, captured_by=captured_by
+        )
 
 
 def session_backlog(
     folder: Folder, params: dict[str, str], limit: int, skip: set[str], captured_by: str | None
 ) -> list[Item]:
-    """The oldest ``limit`` spooled events of the session of ``params`` that ``captured_by``
-    captured, among the newest ``limit * SCAN_FACTOR`` in the spool (a session that is
-    ending is recent, however much else waits)."""
-    session = (params.get("workspace"), params.get("project"), params.get("session_id"))
-    if session[2] is None:
-        return []
+    """The oldest spooled events, up to ``limit`` and one batch's bytes, of the session of
+    ``params`` that ``captured_by`` captured. A session that is ending is recent however
+    much else waits: they are looked for among the newest entries, at most ``limit *
+    SCAN_FACTOR`` of them and :data:`SCAN_BYTES` read, so a spool of big events cannot
+    hold the run. Without a session id, the session is the agent's events without one
+    (the server names them alike)."""
+    wanted = _session_of(params)
     keys = spool.pending(folder, skip=frozenset(skip))[-limit * SCAN_FACTOR :]
     found: list[Item] = []
+    read = 0
     for item in each_item(folder, keys[::-1]):
-        theirs = item.item["params"]
-        if item.key_id == captured_by and session == (
-            theirs.get("workspace"),
-            theirs.get("project"),
-            theirs.get("session_id"),
-        ):
+        read += item.size
+        if item.key_id == captured_by and _session_of(item.item["params"]) == wanted:
             found.append(item)
-    return found[::-1][:limit]
+        if read >= SCAN_BYTES:
+            break
+    chosen: list[Item] = []
+    size = 0
+    for item in found[::-1]:
+        size += item.size
+        if len(chosen) == limit or (chosen and size > BATCH_BYTES):
+            break
+        chosen.append(item)
+    return chosen
+
+
+def _session_of(params: dict[str, Any]) -> tuple[object, ...]:
+    place = (params.get("workspace"), params.get("project"))
+    session = params.get("session_id")
+    return (*place, "session", session) if session else (*place, "agent", params.get("agent"))
 
 
 def send_one(
@@ -170,14 +186,18 @@ def post_items(
     data_dir: Folder,
     max_bytes: int = BATCH_BYTES,
 ) -> Tally:
-    """Post ``items`` in batches of at most ``max_bytes``, until one cannot get through;
-    ``kept`` counts those still spooled after."""
+    """Post ``items`` in batches of at most ``max_bytes``, in order;
+    ``kept`` counts those still spooled after. A batch that leaves any of its events
+    spooled (429, a shrunk event) stops the rest: no event overtakes one captured before
+    it, a session's end its work above all."""
     tally = Tally()
     for batch in batches(items, max_bytes):
         try:
             post_batch(transport, folder, batch, data_dir, tally)
         except Unreachable as exc:
             log_error(data_dir, f"retry stopped: {exc}")
+            break
+        if any(spool.exists(folder, item.key) for item in batch):
             break
     tally.kept = sum(1 for item in items if spool.exists(folder, item.key))
     return tally

@@ -44,7 +44,9 @@ SESSION_START = frozenset({"session-start", "sessionstart", "session.created"})
 PROMPT_EVENTS = frozenset({"user-prompt", "userpromptsubmit", "beforeagent", "beforesubmitprompt"})
 SUBAGENT_START = frozenset({"subagentstart", "subagent-start"})
 SESSION_END = frozenset({"session-end", "sessionend", "session.deleted"})
-SESSION_KEYS = ("session_id", "sessionId", "conversation_id", "conversationId")
+# Where a payload names its event and its session, in the order the server reads them.
+EVENT_KEYS = ("hook_event_name", "hookEventName", "event", "type")
+SESSION_KEYS = ("session_id", "sessionId", "conversation_id", "conversationId", "session")
 # A prompt that asks for the context again gets the session's re-grounding packet (/recap).
 RECAP_PROMPTS = frozenset(
     {
@@ -299,8 +301,13 @@ def _session_id(payload: dict[str, Any], env: Mapping[str, str], patterns: Patte
 
 
 def _raw_event(event: str | None, payload: dict[str, Any]) -> str:
-    name = event or payload.get("hook_event_name") or payload.get("hookEventName") or ""
-    return name if isinstance(name, str) else ""
+    if event:
+        return event
+    for key in EVENT_KEYS:
+        name = payload.get(key)
+        if isinstance(name, str) and name:
+            return name
+    return ""
 
 
 def _event_name(event: str | None, payload: dict[str, Any]) -> str:

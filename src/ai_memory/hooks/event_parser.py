@@ -89,9 +89,12 @@ class EventParser:
         """``event`` under its project's current name; None when capture drops it."""
         return None if self.capture.drops(event, body) else self.aliases.event(event)
 
-    def items(self, items: object, results: list[ItemResult | None]) -> list[tuple[int, HookEvent]]:
+    def items(
+        self, items: object, results: list[ItemResult | None], received: str | None = None
+    ) -> list[tuple[int, HookEvent]]:
         """The valid items of a batch (its raw body, or the decoded list), parsed; each
-        invalid or dropped one gets its answer in ``results`` (one slot per item)."""
+        invalid or dropped one gets its answer in ``results`` (one slot per item).
+        ``received``: when the batch arrived (see :func:`parse_event`)."""
         if isinstance(items, bytes):
             check_values(items, MAX_VALUES)
             items = json_body(items, None)
@@ -104,7 +107,7 @@ class EventParser:
         memo: ParamsMemo = {}
         for index, item in enumerate(items):
             try:
-                event = self._item(item, memo)
+                event = self._item(item, memo, received)
             except AiMemoryError as exc:
                 results[index] = ItemResult(index, exc.http_status, exc.to_dict())
                 continue
@@ -114,12 +117,13 @@ class EventParser:
                 parsed.append((index, event))
         return parsed
 
-    def _item(self, item: object, memo: ParamsMemo) -> HookEvent:
+    def _item(self, item: object, memo: ParamsMemo, received: str | None) -> HookEvent:
         if not isinstance(item, dict):
             raise InvalidInput("a batch item must be an object {params, body}")
         params = item.get("params") or {}
         if not isinstance(params, dict):
             raise InvalidInput("params must be an object")
         body = item.get("body")
-        event = parse_event(params, {} if body is None else body, self._sanitizer(), memo=memo)
+        body = {} if body is None else body
+        event = parse_event(params, body, self._sanitizer(), memo=memo, received=received)
         return self.aliases.event(event)

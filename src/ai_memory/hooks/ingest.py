@@ -90,11 +90,14 @@ def parse_event(
     sanitizer: Sanitizer,
     today: str | None = None,
     memo: ParamsMemo | None = None,
+    received: str | None = None,
 ) -> HookEvent:
     """Validate parameters and payload; raise :class:`InvalidInput` saying what is wrong.
 
     ``memo`` keeps :func:`common_params` answers across the items of one batch, which
-    mostly share their agent, checkout and project."""
+    mostly share their agent, checkout and project. ``received``: when the request that
+    holds the event arrived (default: now), what its wait (``queued_s``) counts back
+    from: not the end of decoding a big batch, which would date its events late."""
     if not isinstance(body, dict):
         raise InvalidInput("the hook body must be a JSON object")
     found = picked(body)
@@ -112,7 +115,8 @@ def parse_event(
     observation = sanitizer.observation(normalised, session_id, extra)
     occurred = occurred_at(_param(params, "occurred_at"))
     waited = _param(params, "queued_s")
-    queued = queued_since(waited)  # checked even beside occurred_at
+    # Checked even beside occurred_at.
+    queued = queued_since(waited, now_iso if received is None else lambda: received)
     late = occurred is None and waited is not None  # undated when the wait is past belief
     return HookEvent(
         checked.scope,

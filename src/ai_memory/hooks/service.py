@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from ai_memory.core.clock import iso, utc_now
+from ai_memory.core.clock import iso, now_iso, utc_now
 from ai_memory.core.errors import AiMemoryError, Forbidden, NotFound, Saturated
 from ai_memory.core.identity import Scope
 from ai_memory.core.principal import Principal
@@ -143,7 +143,10 @@ class HookService:
         on its own: 202, its 4xx (403: ``who`` may not store it), or 429 when the queue is
         full. A raw body is decoded on the worker thread that parses its items."""
         results: list[ItemResult | None] = []
-        parsed = await anyio.to_thread.run_sync(self.parser.items, items, results, limiter=self.cpu)
+        received = now_iso()
+        parsed = await anyio.to_thread.run_sync(
+            self.parser.items, items, results, received, limiter=self.cpu
+        )
         if parsed:
             try:
                 outcomes = await self._store([event for _, event in parsed], who)
