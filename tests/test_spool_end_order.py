@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import sqlite3
+import time
 from contextlib import closing
 from pathlib import Path
 
@@ -16,6 +17,9 @@ from tests.conftest import ServerProcess, clean_env, free_port
 from tests.hooks_support import hook_env, make_checkout
 
 PAGE = "/api/v1/projects/default/acme-shop/pages/sessions/{}.md"
+# A retried event is dated to within its transfer: a 1 MiB one, on a loaded machine, some
+# tens of milliseconds late. An agent's end comes well after its last tool call; so here.
+WORK_TO_END_S = 0.5
 
 
 def rows(data_dir: Path, sql: str) -> list[tuple[object, ...]]:
@@ -86,6 +90,7 @@ def test_an_end_whose_work_cannot_get_through_waits_behind_it(
         for i in range(20):
             hook(dead, checkout, "r-1", "UserPromptSubmit", f"offline prompt {i}")
         hook(dead, checkout, "r-1", "PostToolUse")  # a batch of its own
+        time.sleep(WORK_TO_END_S)
         hook(live, checkout, "r-1", "SessionEnd")
         kinds = [entry["params"].get("event") for entry in spooled(data_dir)]  # type: ignore[union-attr]
         assert len(kinds) == 22 and kinds[-1] == "SessionEnd"  # held back, not dropped
@@ -140,6 +145,7 @@ def test_an_end_goes_after_a_batch_of_its_work_however_big_the_backlog(
     hook(live, checkout, "r-1", "SessionStart")
     for _ in range(12):  # 12 MiB of the session's own work waiting
         hook(dead, checkout, "r-1", "PostToolUse")
+    time.sleep(WORK_TO_END_S)
     hook(live, checkout, "r-1", "SessionEnd")
     # A batch of its work, then the end; the rest follows as late events.
     assert rows(server.data_dir, "SELECT end_reason FROM sessions") == [("session-end",)]
