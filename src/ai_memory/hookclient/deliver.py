@@ -191,13 +191,15 @@ def post_items(
     spooled (429, a shrunk event) stops the rest: no event overtakes one captured before
     it, a session's end its work above all."""
     tally = Tally()
+    posted = 0
     for batch in batches(items, max_bytes):
         try:
             post_batch(transport, folder, batch, data_dir, tally)
         except Unreachable as exc:
             log_error(data_dir, f"retry stopped: {exc}")
             break
-        if any(spool.exists(folder, item.key) for item in batch):
+        posted += len(batch)
+        if tally.settled < posted:  # one of them is still spooled
             break
     tally.kept = sum(1 for item in items if spool.exists(folder, item.key))
     return tally

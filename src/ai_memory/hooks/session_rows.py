@@ -122,9 +122,9 @@ class SessionRows:
         late_at = ("" if event.occurred_at is None else at) if event.late else ""
         ends = event.observation.kind == "session-end"
         work_at = "" if ends else late_at
+        live_work = not (event.late or ends)
         seen = self._heard.get(key)
         if seen is None:
-            live_work = not (event.late or ends)
             seen = _Heard(event, at, last_heard, late_at, work_at, event.late, live_work)
             self._heard[key] = seen
         else:
@@ -134,7 +134,7 @@ class SessionRows:
             seen.late_latest = max(seen.late_latest, late_at)
             seen.work_latest = max(seen.work_latest, work_at)
             seen.late_only = seen.late_only and event.late
-            seen.live_work = seen.live_work or not (event.late or ends)
+            seen.live_work = seen.live_work or live_work
         seen.answers.append(answer)
         if ends:
             seen.ends.append(_End(event, at, answer))
