@@ -115,6 +115,23 @@ def test_a_full_ingest_queue_answers_429_and_stores_nothing(data_dir: Path) -> N
     assert rows(data_dir, "SELECT count(*) FROM observations") == [(0,)]
 
 
+def test_a_batch_bigger_than_the_queue_is_stored_in_part_from_its_first_item(
+    data_dir: Path,
+) -> None:
+    items = [
+        {"params": params(event="UserPromptSubmit", ingest_key=f"p{i}"), "body": {"prompt": f"{i}"}}
+        for i in range(20)
+    ]
+    with app_client(data_dir, hooks__queue_size="16") as client:
+        first = client.post("/hook/batch", json=items).json()["results"]
+        again = client.post("/hook/batch", json=items[16:]).json()["results"]  # resent
+    assert [r["status"] for r in first] == [202] * 16 + [429] * 4
+    assert {r["error"]["error"] for r in first[16:]} == {"saturated"}
+    assert [r["status"] for r in again] == [202] * 4
+    stored = rows(data_dir, "SELECT body FROM observations ORDER BY id")
+    assert [body for (body,) in stored] == [f"{i}" for i in range(20)]
+
+
 def session_events(session: str, prompts: list[str], tag: str = "") -> list[dict[str, Any]]:
     p = {**SCOPE, "agent": "generic", "session_id": session, "cwd": "/work/shop"}
     key = f"{session}{tag}"

@@ -108,3 +108,21 @@ def test_what_a_hook_spools_while_the_server_runs_is_delivered_without_another_h
         assert len(spool.pending(folder)) == 3
         wait_for_empty(folder)
         assert sorted(prompts(data_dir)) == [f"spooled prompt {n}" for n in range(3)]
+
+
+def test_a_queue_smaller_than_a_batch_still_takes_the_whole_spool_in_order(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    spool_while_down(data_dir, make_checkout(tmp_path / "shop"), 40)
+    folder = data_dir / "spool"
+    with app_client(data_dir, hooks__queue_size="16"):  # 16 at once, not a drain's 256
+        wait_for_empty(folder)
+    conn = sqlite3.connect(data_dir / "db" / "memory.sqlite")
+    try:
+        rows = conn.execute(
+            "SELECT body FROM observations WHERE kind = 'user-prompt' ORDER BY id"
+        ).fetchall()
+    finally:
+        conn.close()
+    # Stored in the order they were captured, every one of them.
+    assert [body for (body,) in rows] == [f"spooled prompt {n}" for n in range(40)]

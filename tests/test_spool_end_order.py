@@ -76,10 +76,10 @@ def test_a_session_whose_work_is_all_spooled_ends_with_it(
     assert left <= {"other"}
 
 
-def test_an_end_whose_work_cannot_get_through_waits_behind_it(
+def test_a_queue_smaller_than_the_backlog_takes_it_in_order_in_parts(
     data_dir: Path, tmp_path: Path
 ) -> None:
-    # A queue smaller than the backlog: the server answers its batch 429.
+    # The server's ingest queue holds 16 events; a hook run retries 32 at a time.
     env = clean_env(AI_MEMORY_HOOKS__QUEUE_SIZE="16")
     server = ServerProcess(data_dir, env=env).start()
     try:
@@ -91,24 +91,33 @@ def test_an_end_whose_work_cannot_get_through_waits_behind_it(
             hook(dead, checkout, "r-1", "UserPromptSubmit", f"offline prompt {i}")
         hook(dead, checkout, "r-1", "PostToolUse")  # a batch of its own
         time.sleep(WORK_TO_END_S)
+        # The first 16 of the session's work fit, so the end goes after them, and the
+        # rest follows it as late events (in this run, or, past its budget, the next).
         hook(live, checkout, "r-1", "SessionEnd")
-        kinds = [entry["params"].get("event") for entry in spooled(data_dir)]  # type: ignore[union-attr]
-        assert len(kinds) == 22 and kinds[-1] == "SessionEnd"  # held back, not dropped
-        # A later run retries the backlog in order: its first batch is refused, and
-        # nothing captured after it (the end least of all) goes past it.
-        hook(live, checkout, "r-2", "UserPromptSubmit", "next session")
-        assert len(spooled(data_dir)) == 22
-        assert rows(data_dir, "SELECT * FROM sessions WHERE ended_at IS NOT NULL") == []
-
+        left = {e["params"]["event"] for e in spooled(data_dir)}  # type: ignore[index]
+        assert left <= {"UserPromptSubmit", "PostToolUse"}
         token = read_token(data_dir / "auth-tokens" / "default")
-        report = drain(data_dir, server.url, token, batch=16)  # halves its batches on a 429
-        assert (report.delivered, report.remaining) == (22, 0)
+        assert drain(data_dir, server.url, token).remaining == 0
         with server.client() as client:
             client.post("/api/v1/sessions/flush", params={"timeout": 30})
             page = client.get(PAGE.format("r-1"))
         assert page.status_code == 200, page.text
-        assert "offline prompt 19" in page.json()["body"]
+        assert all(f"offline prompt {i}" in page.json()["body"] for i in range(20))
+        assert rows(data_dir, "SELECT end_reason FROM sessions") == [("session-end",)]
         assert rows(data_dir, "SELECT count(*) FROM handoffs") == [(1,)]
+
+        # Another session's backlog, more than the queue holds: a run stores the oldest
+        # 16 and stops at the first refused, so nothing newer goes past it.
+        for i in range(40):
+            hook(dead, checkout, "r-2", "UserPromptSubmit", f"backlog prompt {i}")
+        hook(live, checkout, "r-3", "UserPromptSubmit", "next session")
+        stored = rows(data_dir, "SELECT body FROM observations WHERE body LIKE 'backlog%'")
+        assert sorted(body for (body,) in stored) == sorted(
+            f"backlog prompt {i}" for i in range(16)
+        )
+        assert len(spooled(data_dir)) == 24
+        report = drain(data_dir, server.url, token, batch=64)  # more than the queue, too
+        assert (report.delivered, report.remaining) == (24, 0)
     finally:
         server.stop()
 

@@ -58,6 +58,7 @@ SANITIZE_THREADS = 2
 NO_NEW_CLAIM = frozenset({"compact", "resume"})
 # What an event the [ingest] lists drop is answered: accepted, so the client lets it go.
 DROPPED = IngestOutcome(stored=True, ended=False)
+QUEUE_FULL = "the hook ingest queue is full; retry shortly"
 
 
 class HookService:
@@ -140,13 +141,20 @@ class HookService:
 
     async def ingest_batch(self, items: object, who: Principal | None = None) -> list[ItemResult]:
         """Every item of ``items`` (a request's raw body, or the decoded list) is answered
-        on its own: 202, its 4xx (403: ``who`` may not store it), or 429 when the queue is
-        full. A raw body is decoded on the worker thread that parses its items."""
+        on its own: 202, its 4xx (403: ``who`` may not store it), or 429 past the room left
+        in the queue. The room goes to the earliest items, so a batch bigger than the queue
+        is stored in part and its sender, resending from the first 429, keeps its order.
+        A raw body is decoded on the worker thread that parses its items."""
         results: list[ItemResult | None] = []
         received = now_iso()
         parsed = await anyio.to_thread.run_sync(
             self.parser.items, items, results, received, limiter=self.cpu
         )
+        room = max(0, self.limit - self.in_flight)
+        for index, _ in parsed[room:]:
+            full = Saturated(QUEUE_FULL)
+            results[index] = ItemResult(index, full.http_status, full.to_dict())
+        parsed = parsed[:room]
         if parsed:
             try:
                 outcomes = await self._store([event for _, event in parsed], who)
@@ -169,7 +177,7 @@ class HookService:
         """One writer command for the events (a single one may share it with other requests'
         while the writer is busy); bounded by the ingest limit, never waiting."""
         if self.in_flight + len(events) > self.limit:
-            raise Saturated("the hook ingest queue is full; retry shortly")
+            raise Saturated(QUEUE_FULL)
         self.in_flight += len(events)
         try:
             if len(events) == 1:

@@ -7,11 +7,12 @@ same ingest as ``POST /hook/batch``, and settles each file exactly as a hook cli
 would, so a hook client retrying the same files at the same time duplicates nothing:
 every event keeps its ``ingest_key``.
 
-Bounded: it takes the files present at start (at most ``limit``), in batches, retries
-a batch answered 429 a few times, and stops at its deadline. Then it looks again every
-``recheck_s``: a hook that gave up on a slow but running server (its budget is a few
-hundred milliseconds) spools its event, and the last event of a session (its end) has
-no later hook run to retry it.
+Bounded: it takes the files present at start (at most ``limit``), in batches no bigger
+than the ingest queue, retries a batch answered 429 a few times, and stops at its
+deadline or at a batch still refused (no event goes before one captured earlier). Then
+it looks again every ``recheck_s``: a hook that gave up on a slow but running server
+(its budget is a few hundred milliseconds) spools its event, and the last event of a
+session (its end) has no later hook run to retry it.
 """
 
 from __future__ import annotations
@@ -86,10 +87,13 @@ async def drain_spool(
     keys = await anyio.to_thread.run_sync(spool.pending, folder, limit)
     deadline = time.monotonic() + deadline_s
     tally = Tally()
-    for start in range(0, len(keys), batch):
+    size = max(1, min(batch, hooks.limit))  # as many as the queue takes at once
+    for start in range(0, len(keys), size):
         if time.monotonic() >= deadline:
             break
-        await _deliver(hooks, folder, data_dir, keys[start : start + batch], tally, deadline)
+        part = keys[start : start + size]
+        if await _deliver(hooks, folder, data_dir, part, tally, deadline):
+            break  # nothing captured after an event still refused goes before it
     kept = await anyio.to_thread.run_sync(_still_spooled, folder, keys)
     summary = DrainSummary(len(keys), tally.delivered, tally.rejected, kept)
     if keys:
@@ -107,21 +111,25 @@ async def _deliver(
     keys: list[str],
     tally: Tally,
     deadline: float,
-) -> None:
-    """One batch; the items answered 429 are tried again after a pause, a few times."""
+) -> bool:
+    """One batch; the items answered 429 are tried again after a pause, a few times.
+    True when some are still refused then: what was captured after them must wait."""
     for _ in range(SATURATED_TRIES):
         items: list[Item] = await anyio.to_thread.run_sync(load, folder, keys)
         if not items:
-            return
+            return False
         answered = await _ingest_by_owner(hooks, items)
         saturated = Tally()
         await anyio.to_thread.run_sync(_settle_all, folder, data_dir, answered, saturated)
         tally.delivered += saturated.delivered
         tally.rejected += saturated.rejected
-        if not saturated.saturated or time.monotonic() + SATURATED_PAUSE_S >= deadline:
-            return
+        if not saturated.saturated:
+            return False
+        if time.monotonic() + SATURATED_PAUSE_S >= deadline:
+            return True
         keys = [key for key in keys if spool.exists(folder, key)]
         await asyncio.sleep(SATURATED_PAUSE_S)
+    return True
 
 
 async def _ingest_by_owner(hooks: HookService, items: list[Item]) -> list[tuple[str, int, Any]]:
