@@ -9,6 +9,7 @@ import time
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from ai_memory.core.clock import now_iso
 from ai_memory.core.identity import Scope
@@ -312,7 +313,7 @@ def test_a_session_resumed_and_ended_again_while_offline_gets_its_new_end(
         assert client.post("/hook", params=PARAMS, json={"prompt": "work"}).status_code == 202
         assert client.post("/hook", params=end, json={"reason": "first-end"}).status_code == 202
         client.post("/api/v1/sessions/flush", params={"timeout": 30})
-        time.sleep(1.2)  # the offline part comes after the first end
+        time.sleep(2.2)  # the offline part comes after the first end, by over a second
         items = [
             {"params": {**PARAMS, "queued_s": "0.6"}, "body": {"prompt": "resumed work"}},
             {"params": {**end, "queued_s": "0.3"}, "body": {"reason": "second-end"}},
@@ -353,7 +354,7 @@ def test_work_done_offline_after_an_idle_end_ends_the_session_again(data_dir: Pa
     server = idle_ended(data_dir)
     try:
         with server.client() as client:
-            time.sleep(0.5)  # the offline work comes after the idle end
+            time.sleep(1.6)  # the offline work comes after the idle end, by over a second
             items = [
                 {"params": {**PARAMS, "queued_s": "0.3"}, "body": {"prompt": "offline work"}},
                 {
@@ -447,4 +448,41 @@ def test_late_word_and_a_live_end_give_the_same_session_in_one_batch_or_two(
     assert rows(server.data_dir, "SELECT from_session, count(*) FROM handoffs GROUP BY 1") == [
         ("s1", 1),
         ("s2", 1),
+    ]
+
+
+def test_late_work_dated_just_after_the_end_counts_as_before_it(server: ServerProcess) -> None:
+    """A retried event is dated a little late by its own delivery: work up to a second
+    after the stored end is taken as before it; work well after it reopens the session."""
+    end = {**PARAMS, "event": "session-end"}
+
+    def post_dated(client: Any, session: str, after_end_s: float) -> None:
+        [(ended_at,)] = rows(
+            server.data_dir, f"SELECT ended_at FROM sessions WHERE session_id = '{session}'"
+        )
+        waited = (datetime.now(UTC) - moment(ended_at)).total_seconds() - after_end_s
+        late = {**PARAMS, "session_id": session, "queued_s": f"{waited:.3f}"}
+        assert (
+            client.post("/hook", params=late, json={"prompt": "late tool work"}).status_code == 202
+        )
+
+    with server.client() as client:
+        for session in ("s1", "s2"):
+            params = {**PARAMS, "session_id": session}
+            assert client.post("/hook", params=params, json={"prompt": "work"}).status_code == 202
+            assert client.post("/hook", params={**end, "session_id": session}).status_code == 202
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        time.sleep(2.5)
+        post_dated(client, "s1", 0.2)
+        post_dated(client, "s2", 2.0)
+        client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        page = client.get("/api/v1/projects/default/p/pages/sessions/s1.md")
+    assert rows(server.data_dir, "SELECT session_id, ended_at IS NOT NULL FROM sessions") == [
+        ("s1", 1),
+        ("s2", 0),
+    ]
+    assert "late tool work" in page.json()["body"]
+    assert rows(server.data_dir, "SELECT from_session FROM handoffs ORDER BY 1") == [
+        ("s1",),
+        ("s2",),
     ]

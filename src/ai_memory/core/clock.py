@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 
 def utc_now() -> datetime:
@@ -35,3 +35,12 @@ def parse_iso(value: str) -> str | None:
 
 def now_iso() -> str:
     return iso(utc_now())
+
+
+def later_by(value: str, seconds: float) -> str:
+    """The store's time ``value`` moved ``seconds`` on; a time unreadable as one stays."""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return iso(moment + timedelta(seconds=seconds))
+    except (ValueError, OverflowError):
+        return value

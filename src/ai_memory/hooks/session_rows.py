@@ -10,6 +10,9 @@ still coming in is not silent.
 
 A late end ends the session only if nothing the session holds came after it; else
 (the session was resumed meanwhile) it ends nothing and counts as any late event.
+A late event is dated by the wait its sender measured just before posting it, so the
+post itself (encoding, sending, reading up to a megabyte) dates it a little later than
+it happened: late work up to :data:`LATE_SLACK_S` after an end counts as before it.
 An ended session told of late events, its late end among them or not, stays ended and
 has only its page written again, unless it worked on after that end: its handoff
 stands (a new one would be dated now and displace newer sessions' handoffs).
@@ -31,11 +34,14 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ai_memory.core.clock import later_by
+
 if TYPE_CHECKING:
     from ai_memory.hooks.ingest import HookEvent
 
 Key = tuple[str, str, str]  # workspace, project, session id
 IDLE_END = "idle"  # the end reason of a session the idle sweep ended
+LATE_SLACK_S = 1.0  # how much later than it happened a late event may be dated
 
 # Ending or reopening a session assigns started_at too (its index is rewritten then):
 # these are a few rows a session, where TOUCH_SESSION runs for every event.
@@ -193,9 +199,11 @@ def _effective_end(conn: sqlite3.Connection, key: Key, ends: list[_End]) -> _End
 
 def _keeps_end(seen: _Heard, end: _End | None, ended_at: str) -> bool:
     """Whether an ended session's row keeps its end for this late word of it: it does
-    unless the session went on after that end (work dated after it, or, with no late end
-    among the events, any of them dated after it). Then it is reopened, or ended again."""
-    return (seen.late_latest if end is None else seen.work_latest) <= ended_at
+    unless the session went on after that end (work dated over :data:`LATE_SLACK_S`
+    after it, or, with no late end among the events, any of them). Then it is reopened,
+    or ended again."""
+    latest = seen.late_latest if end is None else seen.work_latest
+    return latest <= later_by(ended_at, LATE_SLACK_S)
 
 
 def _late_word(ended: sqlite3.Row, seen: _Heard, end: _End | None) -> dict[str, object]:
