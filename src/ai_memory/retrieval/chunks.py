@@ -2,8 +2,16 @@
 
 Short chunks (a paragraph, a prompt) embed far better than whole pages, and
 they keep the names in them ("Caroline: ..."), which matter to recall. The
-first chunk is the title with the page's summary; a session page's trailing
-list of raw observations repeats its prompts and is left out.
+first chunk is the title with the page's summary.
+
+A session page is embedded for what was said and done in it, not for the parts the
+server writes around that: the list of who, where and when under its title, the
+placeholders of empty sections ("(no file edited)"), the count line of how it
+ended, the tool-call tally, and the trailing timeline, which repeats the prompts cut
+short behind a timestamp each. Those parts are alike on every session page, so a
+query that matches none of a session's words would rank sessions by them. (They
+follow ``hooks/session_render.py``; ``tests/test_retrieval_chunks.py`` renders a real
+session page and checks what is left.)
 """
 
 from __future__ import annotations
@@ -15,7 +23,14 @@ MAX_WORDS = 80
 MIN_WORDS = 6
 MAX_CHUNKS = 256
 _HEADING = re.compile(r"^#{1,6}\s+(.*)$")
-_SKIPPED_SECTIONS = ("observations",)
+_FENCE = re.compile(r"^(`{3,}|~{3,})[\w+-]*$")  # a code block's markup, not its text
+# A session page's sections that only index it again; "observations" on older pages.
+_SESSION_INDEXES = ("timeline", "observations", "tool calls")
+# A line the server writes on every session page: a field under the title, a
+# placeholder of an empty section, the count of prompts and commands it ended after.
+_SESSION_BOILERPLATE = re.compile(
+    r"^(?:- (?:Agent|Session|Started|Ended|Directory): .*|\([^()]*\)\.?|Ended \(.*\) after .*)$"
+)
 
 
 def chunk_page(title: str, body: str, frontmatter: dict[str, Any]) -> list[str]:
@@ -24,28 +39,32 @@ def chunk_page(title: str, body: str, frontmatter: dict[str, Any]) -> list[str]:
     if isinstance(summary, str) and summary.strip():
         head = f"{head}. {summary.strip()}"
     chunks = [head] if head else []
-    for paragraph in _paragraphs(body):
+    session = frontmatter.get("kind") == "session"
+    for paragraph in _paragraphs(body, session):
         chunks.extend(_windows(paragraph))
         if len(chunks) >= MAX_CHUNKS:
             break
     return chunks[:MAX_CHUNKS] or [""]
 
 
-def _paragraphs(body: str) -> list[str]:
+def _paragraphs(body: str, session: bool) -> list[str]:
     paragraphs: list[str] = []
     current: list[str] = []
     skipping = False
     for line in body.splitlines():
-        heading = _HEADING.match(line.strip())
-        if heading or not line.strip():
+        text = line.strip()
+        heading = _HEADING.match(text)
+        if heading or not text:
             if current:
                 paragraphs.append(" ".join(current))
                 current = []
             if heading:
-                skipping = heading.group(1).strip().lower().startswith(_SKIPPED_SECTIONS)
+                name = heading.group(1).strip().lower()
+                skipping = session and name.startswith(_SESSION_INDEXES)
             continue
-        if not skipping:
-            current.append(line.strip())
+        if skipping or _FENCE.match(text) or (session and _SESSION_BOILERPLATE.match(text)):
+            continue
+        current.append(text)
     if current:
         paragraphs.append(" ".join(current))
     return _merge_short(paragraphs)
