@@ -94,30 +94,31 @@ def deliver(
         if send_one(transport, folder, params, payload, data_dir):
             retry_spooled(transport, folder, backlog, data_dir, skip=skip, captured_by=captured_by)
         return
-    own = session_backlog(folder, params, backlog, skip, captured_by)
+    keys = spool.pending(folder, skip=frozenset(skip))  # listed once for both parts
+    own = session_backlog(folder, keys, params, backlog, captured_by)
     tally = post_items(transport, folder, own, data_dir)
     if transport.down or (tally.kept and not tally.delivered):
         return
-    if send_one(transport, folder, params, payload, data_dir) and backlog > len(own):
-        retry_spooled(
-            transport, folder, backlog - len(own), data_dir, skip=skip, captured_by=captured_by
-        )
+    left = backlog - len(own)
+    if send_one(transport, folder, params, payload, data_dir) and left > 0:
+        sent = {item.key for item in own}
+        others = [key for key in keys if key not in sent][: left * SCAN_FACTOR]
+        retry_spooled(transport, folder, left, data_dir, captured_by=captured_by, keys=others)
 
 
 def session_backlog(
-    folder: Folder, params: dict[str, str], limit: int, skip: set[str], captured_by: str | None
+    folder: Folder, keys: list[str], params: dict[str, str], limit: int, captured_by: str | None
 ) -> list[Item]:
-    """The oldest spooled events, up to ``limit`` and one batch's bytes, of the session of
-    ``params`` that ``captured_by`` captured. A session that is ending is recent however
-    much else waits: they are looked for among the newest entries, at most ``limit *
-    SCAN_FACTOR`` of them and :data:`SCAN_BYTES` read, so a spool of big events cannot
-    hold the run. Without a session id, the session is the agent's events without one
-    (the server names them alike)."""
+    """The oldest spooled events of ``keys`` (the spool, oldest first), up to ``limit`` and
+    one batch's bytes, of the session of ``params`` that ``captured_by`` captured. A
+    session that is ending is recent however much else waits: they are looked for among
+    the newest entries, at most ``limit * SCAN_FACTOR`` of them and :data:`SCAN_BYTES`
+    read, so a spool of big events cannot hold the run. Without a session id, the
+    session is the agent's events without one (the server names them alike)."""
     wanted = _session_of(params)
-    keys = spool.pending(folder, skip=frozenset(skip))[-limit * SCAN_FACTOR :]
     found: list[Item] = []
     read = 0
-    for item in each_item(folder, keys[::-1]):
+    for item in each_item(folder, keys[-limit * SCAN_FACTOR :][::-1]):
         read += item.size
         if item.key_id == captured_by and _session_of(item.item["params"]) == wanted:
             found.append(item)
@@ -165,11 +166,14 @@ def retry_spooled(
     skip: set[str] | None = None,
     max_bytes: int = BATCH_BYTES,
     captured_by: str | None = None,
+    keys: list[str] | None = None,
 ) -> Tally:
     """Post up to ``limit`` of the oldest spooled events that the credential with key id
     ``captured_by`` captured (see :func:`key_id`), in batches of at most ``max_bytes``;
-    another credential's events stay spooled for it (or for the server's own drain)."""
-    keys = spool.pending(folder, limit * SCAN_FACTOR, frozenset(skip or ()))
+    another credential's events stay spooled for it (or for the server's own drain).
+    ``keys``: the spool as the caller listed it (an entry gone since is passed over)."""
+    if keys is None:
+        keys = spool.pending(folder, limit * SCAN_FACTOR, frozenset(skip or ()))
     items: list[Item] = []
     for item in each_item(folder, keys):
         if item.key_id == captured_by:
