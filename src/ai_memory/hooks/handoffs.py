@@ -42,6 +42,11 @@ SELECT id, from_session, cwd, created_at FROM handoffs
 WHERE workspace = ? AND project = ? AND origin = 'automatic' AND status = 'open' AND owner IS ?
 """
 EXPIRE = "UPDATE handoffs SET status = 'expired' WHERE id = ? AND status = 'open'"
+REFRESH_AUTOMATIC = """
+UPDATE handoffs SET summary = ?, content = ?
+WHERE workspace = ? AND project = ? AND from_session = ? AND origin = 'automatic'
+    AND status = 'open'
+"""
 OPEN_HANDOFFS = f"""
 SELECT {HANDOFF_COLUMNS} FROM handoffs
 WHERE workspace = ? AND project = ? AND status = 'open' AND {VISIBLE}
@@ -176,6 +181,16 @@ def insert_handoff(
     )
     row = conn.execute(HANDOFF_BY_ID, (scope.workspace, scope.project, cursor.lastrowid)).fetchone()
     return handoff_dict(row)
+
+
+def refresh_automatic(
+    conn: sqlite3.Connection, scope: Scope, from_session: str, *, summary: str, content_text: str
+) -> int:
+    """The session's own automatic handoff, while still open, told what the session holds
+    now (work that reached it after its end); its date stays, so it displaces no newer
+    handoff. One already claimed stays as its claimer read it. Returns how many changed."""
+    values = (summary[:MAX_SUMMARY_CHARS], content_text, scope.workspace, scope.project)
+    return conn.execute(REFRESH_AUTOMATIC, (*values, from_session)).rowcount
 
 
 def expire_superseded(

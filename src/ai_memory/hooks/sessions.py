@@ -11,7 +11,7 @@ from typing import Any
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.identity import Scope
-from ai_memory.hooks.handoffs import insert_handoff
+from ai_memory.hooks.handoffs import insert_handoff, refresh_automatic
 from ai_memory.hooks.session_page import SESSION_STATS, SessionDigest, read_digest, render_page
 from ai_memory.store import llm_jobs
 from ai_memory.store.sessions import SESSION_OWNER
@@ -205,13 +205,15 @@ def end_command(
         handoff_id = None
         if page_command is not None:
             page_id = page_command(conn).page_id
+            summary = f"{digest.title} — {digest.summary}"
+            content_text = json.dumps(_handoff_content(digest, path), ensure_ascii=False)
             if handing_off:
                 handoff = insert_handoff(
                     conn,
                     key.scope,
                     origin="automatic",
-                    summary=f"{digest.title} — {digest.summary}",
-                    content_text=json.dumps(_handoff_content(digest, path), ensure_ascii=False),
+                    summary=summary,
+                    content_text=content_text,
                     from_session=key.session_id,
                     from_agent=digest.agent,
                     cwd=digest.cwd,
@@ -221,6 +223,10 @@ def end_command(
                 handoff_id = int(handoff["id"])
                 if consolidate:  # a plain insert: the LLM layer is the server's, not the hook's
                     llm_jobs.enqueue(conn, key.workspace, key.project, key.session_id, now)
+            else:  # late word of it: the open handoff tells of it, dated as it was
+                refresh_automatic(
+                    conn, key.scope, key.session_id, summary=summary, content_text=content_text
+                )
         elif not digest.has_work:
             for statement in (DROP_EMPTY_FTS, DROP_EMPTY_OBSERVATIONS, DROP_EMPTY_SESSION):
                 conn.execute(statement, ids)
