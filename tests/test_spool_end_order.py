@@ -191,3 +191,28 @@ def test_an_end_without_a_session_id_waits_for_the_agents_work_without_one(
     assert [reason for _, reason in ended] == ["session-end", "session-end"]
     assert "gen-7" in [session for session, _ in ended]
     assert rows(server.data_dir, "SELECT count(*) FROM handoffs") == [(2,)]
+
+
+def test_an_event_too_large_for_the_server_holds_back_what_was_captured_after_it(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    server = ServerProcess(data_dir, env=clean_env(AI_MEMORY_SERVER__MAX_REQUEST_BYTES="16384"))
+    server.start()
+    try:
+        checkout = make_checkout(tmp_path / "shop")
+        live = hook_env(data_dir, server.url)
+        dead = hook_env(data_dir, f"http://127.0.0.1:{free_port()}")
+        hook(dead, checkout, "r-1", "UserPromptSubmit", "big " + "word " * 6000)  # ~30 KB
+        for i in range(1, 5):
+            hook(dead, checkout, "r-1", "UserPromptSubmit", f"small {i}")
+        # The first run's retry is refused as too large, split, and the big one shrunk:
+        # the small ones, captured after it, wait for it.
+        hook(live, checkout, "r-1", "UserPromptSubmit", "live one")
+        hook(live, checkout, "r-1", "UserPromptSubmit", "live two")
+        token = read_token(data_dir / "auth-tokens" / "default")
+        assert drain(data_dir, server.url, token).remaining == 0
+        stored = [body for (body,) in rows(data_dir, "SELECT body FROM observations ORDER BY id")]
+        backlog = [body for body in stored if not body.startswith("live")]
+        assert backlog[0].startswith("big") and backlog[1:] == [f"small {i}" for i in range(1, 5)]
+    finally:
+        server.stop()

@@ -253,7 +253,9 @@ def post_batch(
     transport: Transport, folder: Folder, batch: list[Item], data_dir: Folder, tally: Tally
 ) -> None:
     """Post ``batch``; on 413 split it, down to single events, which are shrunk and kept.
-    Each event says how long it has waited by the time it is posted."""
+    A second half waits while the first leaves any of its events spooled, as a batch
+    waits behind the one before. Each event says how long it has waited by the time it
+    is posted."""
     now = time.time_ns()
     status, answer = transport.request("POST", "/hook/batch", {}, [i.posted(now) for i in batch])
     if status == TOO_LARGE:
@@ -262,8 +264,10 @@ def post_batch(
             tally.shrunk += 1
             return
         half = len(batch) // 2
+        before = tally.settled
         post_batch(transport, folder, batch[:half], data_dir, tally)
-        post_batch(transport, folder, batch[half:], data_dir, tally)
+        if tally.settled - before == half:
+            post_batch(transport, folder, batch[half:], data_dir, tally)
         return
     if status != 200 or not isinstance(answer, dict):
         log_error(data_dir, f"retry refused ({status}): {_why(status, answer)}")
