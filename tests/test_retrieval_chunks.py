@@ -15,6 +15,9 @@ PROMPTS = [
     "Why does the refund total round down for amounts in yen?",
     "Make the rounding follow the currency's minor unit instead.",
     "Now run the refund tests again and tell me which ones still fail.",
+    # Quoted text that looks like the page's own frame, kept in its code block.
+    "Read this log:\n- Agent: the payment agent retries twice\n(the total is off by a cent)\n"
+    "# Timeline\nEnded (with a 500) after the third retry\nthe refund must post first",
 ]
 
 
@@ -45,21 +48,34 @@ def test_a_session_page_is_embedded_for_what_was_said_not_its_frame(data_dir: Pa
         assert part in body, part
     chunks = chunk_page(page["title"], body, page["frontmatter"])
     text = "\n".join(chunks)
-    for prompt in PROMPTS[1:]:  # once: the timeline repeats each (the first is the title)
+    for prompt in PROMPTS[1:3]:  # once: the timeline repeats each (the first is the title)
         assert text.count(prompt) == 1, prompt
+    assert " ".join(PROMPTS[3].splitlines()) in text
     assert "pytest tests/test_refunds.py" in text  # what ran is what was done
-    for frame in ("Agent:", "Started:", "user-prompt:", "Ended (", "```", "(no file edited)"):
+    for frame in ("Agent: claude", "Started:", "user-prompt:", "Ended (logout", "```"):
         assert frame not in text, frame
+    assert "(no file edited)" not in text
+
+
+def test_a_hand_written_page_of_kind_session_keeps_every_section() -> None:
+    body = (
+        "# Ledger migration\n\n- Started: moving the ledger to Postgres\n\n"
+        "## Timeline\n\nMay: cut over.\n"
+    )
+    text = " ".join(chunk_page("Ledger migration", body, {"kind": "session"}))
+    assert "moving the ledger to Postgres" in text and "May: cut over." in text
 
 
 def test_other_pages_keep_every_section() -> None:
     body = (
         "# Release history\n\n## Timeline\n\n- March: the first refund API shipped.\n\n"
         "## Tool calls\n\nThe queue worker retries tool calls twice.\n\n"
-        "```python\nround_half_even(amount)\n```\n"
+        "```python\nround_half_even(amount)\n```\n\n"
+        "```bash\n# install the libpq headers first\napt install libpq-dev\n```\n"
     )
     chunks = chunk_page("Release history", body, {"kind": "concept"})
     text = " ".join(chunks)
     assert "the first refund API shipped" in text
     assert "retries tool calls twice" in text
     assert "round_half_even(amount)" in text and "```" not in text
+    assert "# install the libpq headers first" in text  # a comment, not a heading

@@ -39,7 +39,8 @@ def chunk_page(title: str, body: str, frontmatter: dict[str, Any]) -> list[str]:
     if isinstance(summary, str) and summary.strip():
         head = f"{head}. {summary.strip()}"
     chunks = [head] if head else []
-    session = frontmatter.get("kind") == "session"
+    # Written by the server: a hand-written page of that kind has no session id.
+    session = frontmatter.get("kind") == "session" and bool(frontmatter.get("session_id"))
     for paragraph in _paragraphs(body, session):
         chunks.extend(_windows(paragraph))
         if len(chunks) >= MAX_CHUNKS:
@@ -48,11 +49,21 @@ def chunk_page(title: str, body: str, frontmatter: dict[str, Any]) -> list[str]:
 
 
 def _paragraphs(body: str, session: bool) -> list[str]:
+    """The body's paragraphs; inside a code block every line is text (a prompt quoted
+    there may hold what looks like a heading or a field), and only the fence goes."""
     paragraphs: list[str] = []
     current: list[str] = []
     skipping = False
+    fence = ""
     for line in body.splitlines():
         text = line.strip()
+        opened = _FENCE.match(text)
+        if fence or opened:
+            if opened and (not fence or text.startswith(fence)):
+                fence = "" if fence else opened.group(1)
+            elif text and not skipping:
+                current.append(text)
+            continue
         heading = _HEADING.match(text)
         if heading or not text:
             if current:
@@ -62,9 +73,8 @@ def _paragraphs(body: str, session: bool) -> list[str]:
                 name = heading.group(1).strip().lower()
                 skipping = session and name.startswith(_SESSION_INDEXES)
             continue
-        if skipping or _FENCE.match(text) or (session and _SESSION_BOILERPLATE.match(text)):
-            continue
-        current.append(text)
+        if not skipping and not (session and _SESSION_BOILERPLATE.match(text)):
+            current.append(text)
     if current:
         paragraphs.append(" ".join(current))
     return _merge_short(paragraphs)
