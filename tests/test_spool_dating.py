@@ -456,33 +456,35 @@ def test_late_work_dated_just_after_the_end_counts_as_before_it(server: ServerPr
     after the stored end is taken as before it; work well after it reopens the session."""
     end = {**PARAMS, "event": "session-end"}
 
-    def post_dated(client: Any, session: str, after_end_s: float) -> None:
-        [(ended_at,)] = rows(
-            server.data_dir, f"SELECT ended_at FROM sessions WHERE session_id = '{session}'"
-        )
-        waited = (datetime.now(UTC) - moment(ended_at)).total_seconds() - after_end_s
+    def post_dated(client: Any, session: str, after_end_s: float, event: str = "") -> None:
+        waited = (datetime.now(UTC) - moment(ended[session])).total_seconds() - after_end_s
         late = {**PARAMS, "session_id": session, "queued_s": f"{waited:.3f}"}
-        assert (
-            client.post("/hook", params=late, json={"prompt": "late tool work"}).status_code == 202
-        )
+        body = {"source": "resume"} if event else {"prompt": "late tool work"}
+        answer = client.post("/hook", params={**late, "event": event or PARAMS["event"]}, json=body)
+        assert answer.status_code == 202
 
     with server.client() as client:
-        for session in ("s1", "s2"):
+        for session in ("s1", "s2", "s3"):
             params = {**PARAMS, "session_id": session}
             assert client.post("/hook", params=params, json={"prompt": "work"}).status_code == 202
             assert client.post("/hook", params={**end, "session_id": session}).status_code == 202
         client.post("/api/v1/sessions/flush", params={"timeout": 30})
+        ended = dict(rows(server.data_dir, "SELECT session_id, ended_at FROM sessions"))
         time.sleep(2.5)
         post_dated(client, "s1", 0.2)
         post_dated(client, "s2", 2.0)
+        post_dated(client, "s3", 0.2, "session-start")  # a resume is after the end, however soon
+        post_dated(client, "s3", 0.3)
         client.post("/api/v1/sessions/flush", params={"timeout": 30})
         page = client.get("/api/v1/projects/default/p/pages/sessions/s1.md")
     assert rows(server.data_dir, "SELECT session_id, ended_at IS NOT NULL FROM sessions") == [
         ("s1", 1),
         ("s2", 0),
+        ("s3", 0),
     ]
     assert "late tool work" in page.json()["body"]
     assert rows(server.data_dir, "SELECT from_session FROM handoffs ORDER BY 1") == [
         ("s1",),
         ("s2",),
+        ("s3",),
     ]

@@ -12,7 +12,8 @@ A late end ends the session only if nothing the session holds came after it; els
 (the session was resumed meanwhile) it ends nothing and counts as any late event.
 A late event is dated by the wait its sender measured just before posting it, so the
 post itself (encoding, sending, reading up to a megabyte) dates it a little later than
-it happened: late work up to :data:`LATE_SLACK_S` after an end counts as before it.
+it happened: late work up to :data:`LATE_SLACK_S` after an end counts as before it,
+unless the session started again after that end (a resume).
 An ended session told of late events, its late end among them or not, stays ended and
 has only its page written again, unless it worked on after that end: its handoff
 stands (a new one would be dated now and displace newer sessions' handoffs).
@@ -103,6 +104,7 @@ class _Heard:
     work_latest: str  # the same of those that are not ends
     late_only: bool  # every one came late
     live_work: bool  # one of them is live (not late) and not an end
+    late_start: str = ""  # the latest time of its late starts: a resume, however soon
     answers: list[int] = field(default_factory=list)
     ends: list[_End] = field(default_factory=list)
 
@@ -141,6 +143,8 @@ class SessionRows:
             seen.work_latest = max(seen.work_latest, work_at)
             seen.late_only = seen.late_only and event.late
             seen.live_work = seen.live_work or live_work
+        if late_at and event.observation.kind == "session-start":
+            seen.late_start = max(seen.late_start, late_at)
         seen.answers.append(answer)
         if ends:
             seen.ends.append(_End(event, at, answer))
@@ -202,6 +206,8 @@ def _keeps_end(seen: _Heard, end: _End | None, ended_at: str) -> bool:
     unless the session went on after that end (work dated over :data:`LATE_SLACK_S`
     after it, or, with no late end among the events, any of them). Then it is reopened,
     or ended again."""
+    if seen.late_start > ended_at:
+        return False  # started again after that end: no slack makes that earlier
     latest = seen.late_latest if end is None else seen.work_latest
     return latest <= later_by(ended_at, LATE_SLACK_S)
 
