@@ -44,7 +44,7 @@ def test_the_hook_routes_take_the_folded_path_and_count_in_the_metrics(data_dir:
     assert first.status_code == 202 and first.json() == {"status": "accepted", "duplicate": False}
     assert again.json() == {"status": "accepted", "duplicate": True}
     assert batch.status_code == 200 and batch.json() == {"results": [{"index": 0, "status": 202}]}
-    assert metrics.hook_admissions.labels("accepted")._value.get() == 1
+    assert metrics.hook_admissions.labels("accepted")._value.get() == 2  # the batch's item too
     assert metrics.hook_admissions.labels("duplicate")._value.get() == 1
     assert metrics.deliveries.labels("hook", "ok")._value.get() == 2
     assert metrics.deliveries.labels("hook_batch", "ok")._value.get() == 1

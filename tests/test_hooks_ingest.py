@@ -125,9 +125,13 @@ def test_a_batch_bigger_than_the_queue_is_stored_in_part_from_its_first_item(
     with app_client(data_dir, hooks__queue_size="16") as client:
         first = client.post("/hook/batch", json=items).json()["results"]
         again = client.post("/hook/batch", json=items[16:]).json()["results"]  # resent
+        metrics = client.get("/admin/metrics").text
     assert [r["status"] for r in first] == [202] * 16 + [429] * 4
     assert {r["error"]["error"] for r in first[16:]} == {"saturated"}
     assert [r["status"] for r in again] == [202] * 4
+    # Counted item by item, as single events are: the operator sees the refusals.
+    assert 'ai_memory_hook_admissions_total{result="accepted"} 20.0' in metrics
+    assert 'ai_memory_hook_admissions_total{result="saturated"} 4.0' in metrics
     stored = rows(data_dir, "SELECT body FROM observations ORDER BY id")
     assert [body for (body,) in stored] == [f"{i}" for i in range(20)]
 

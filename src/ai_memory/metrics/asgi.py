@@ -41,29 +41,42 @@ class MetricsMiddleware:
             return
         status = 500
         duplicate = False
+        answer = b""
 
         async def watch(message: Message) -> None:
-            nonlocal status, duplicate
+            nonlocal status, duplicate, answer
             if message["type"] == "http.response.start":
                 status = int(message["status"])
             elif message["type"] == "http.response.body" and route == "hook":
                 duplicate = duplicate or b'"duplicate":true' in message.get("body", b"")
+            elif message["type"] == "http.response.body" and route == "hook_batch":
+                answer += message.get("body", b"")
             await send(message)
 
         started = time.perf_counter()
         try:
             await self.app(scope, receive, watch)
         finally:
-            self.record(route, surface, status, duplicate, time.perf_counter() - started)
+            elapsed = time.perf_counter() - started
+            self.record(route, surface, status, duplicate, elapsed, answer)
 
     def record(
-        self, route: str | None, surface: str | None, status: int, duplicate: bool, elapsed: float
+        self,
+        route: str | None,
+        surface: str | None,
+        status: int,
+        duplicate: bool,
+        elapsed: float,
+        answer: bytes = b"",
     ) -> None:
-        """Count one answered request of a delivery ``route`` or a query ``surface``."""
+        """Count one answered request of a delivery ``route`` or a query ``surface``;
+        ``answer``: a ``/hook/batch`` answer's body, whose items count one by one."""
         if route is not None:
             self.metrics.delivered(route, outcome_of(status))
         if route == "hook":
             self.metrics.hook_answered(admission_of(status, duplicate), elapsed)
+        elif route == "hook_batch" and status == 200:
+            self.metrics.batch_answered(answer)
         if surface is not None:
             self.metrics.query_seconds.labels(surface).observe(elapsed)
 

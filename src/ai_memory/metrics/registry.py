@@ -7,6 +7,7 @@ can become a label, so the series count stays fixed whatever the traffic.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -24,6 +25,9 @@ TOOL_ACCESS = ("read", "write", "unknown")
 QUERY_SURFACES = ("api", "web", "mcp")
 FAST_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
 SLOW_WINDOW_S = 300.0
+# One item of a /hook/batch answer as web/hook_asgi.py writes it; a message's own quotes
+# are escaped, so text inside one never matches.
+_ITEM_STATUS = re.compile(rb'\{"index":\d+,"status":(\d{3})')
 
 
 class Metrics:
@@ -33,7 +37,10 @@ class Metrics:
         self.registry = CollectorRegistry()
         r = self.registry
         self.hook_admissions = Counter(
-            "ai_memory_hook_admissions", "Hook events answered, by result", ["result"], registry=r
+            "ai_memory_hook_admissions",
+            "Hook events answered (each /hook/batch item too), by result",
+            ["result"],
+            registry=r,
         )
         self.deliveries = Counter(
             "ai_memory_deliveries",
@@ -84,6 +91,11 @@ class Metrics:
 
     def delivered(self, route: str, outcome: str) -> None:
         self._delivered[route, outcome].inc()
+
+    def batch_answered(self, answer: bytes) -> None:
+        """Each item of a ``/hook/batch`` answer counted as that event's own answer."""
+        for match in _ITEM_STATUS.finditer(answer):
+            self._admitted[admission_of(int(match.group(1)), False)].inc()
 
     def hook_answered(self, result: str, seconds: float) -> None:
         self._admitted[result].inc()

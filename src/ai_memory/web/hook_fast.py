@@ -52,6 +52,7 @@ class HookFast:
                 await answer(send, status, body)
             finally:
                 duplicate = route == "hook" and b'"duplicate":true' in body
-                stack.metrics.record(route, None, status, duplicate, time.perf_counter() - started)
+                elapsed = time.perf_counter() - started
+                stack.metrics.record(route, None, status, duplicate, elapsed, body)
 
         await run_admitted(stack, scope, receive, send, respond)
